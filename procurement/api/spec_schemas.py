@@ -43,6 +43,7 @@ from procurement.sizing.spec import (
     EXPERT_OVERLAPS,
     EXPERT_ROUTINGS,
     FP8_RECIPES,
+    GENERATE_HARNESSES,
     GRADIENT_SYNCS,
     KV_DTYPES,
     MAX_SPEC_NUMBER,
@@ -316,6 +317,14 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "flash_attention_2: with model.eager_layer, a grouped-KV model whose code repeats the cache per query head "
         "before attention (repeat_kv: Llama eager / sdpa, Qwen2 and Mistral all three; Qwen2's flash_attention_2 "
         "repeat is transformers 4.37-4.47 code) moves 3 + 2 x (query heads a KV head)",
+    )
+    generate_harness = _choice(
+        GENERATE_HARNESSES,
+        "inference.engine hf_eager: whose generate drives the loop. transformers (default: the model's own generate, "
+        "as transformers, optimum's benchmark and the Qwen2 / Qwen2.5 speed pages call it; the host at "
+        "hf_generate_kernel_host_s, 17 us a kernel) or auto_gptq (AutoGPTQ's AutoGPTQForCausalLM.generate, which "
+        "wraps it in torch.inference_mode() and torch.amp.autocast; the host at eager_kernel_host_s, 31 us a kernel, "
+        "AutoGPTQ's README llama-7b fp16 A100 row)",
     )
     requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
     tokens_per_second = _number(

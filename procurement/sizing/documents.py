@@ -64,6 +64,7 @@ KNOB_PATHS = {
     "serving_engine": "inference.engine",
     "quant_kernel": "inference.quant_kernel",
     "attn_implementation": "inference.attn_implementation",
+    "generate_harness": "inference.generate_harness",
     "eager_layer": "model.eager_layer",
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
@@ -89,6 +90,7 @@ _INFERENCE_ONLY = {
     "serving_engine",
     "quant_kernel",
     "attn_implementation",
+    "generate_harness",
     "eager_layer",
 }
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
@@ -113,6 +115,7 @@ _TEXT_KNOBS = {
     "serving_engine",
     "quant_kernel",
     "attn_implementation",
+    "generate_harness",
     "eager_layer",
 }
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
@@ -122,6 +125,7 @@ _UNSTATED_DEFAULTS = {
     "serving_engine": "compiled",
     "quant_kernel": "unstated",
     "attn_implementation": "unstated",
+    "generate_harness": "transformers",
     "eager_layer": "from_preset",  # the spec's own default: the preset's architecture (presets.PRESET_EAGER_LAYERS)
 }
 

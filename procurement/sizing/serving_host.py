@@ -5,8 +5,10 @@ compiled kernels, so a step costs its GPU work (throughput.inference_throughput)
 `generate` in eager PyTorch (Int4 / Int8 through AutoGPTQ's kernels) issues every kernel of every layer from
 Python every token. Launches are asynchronous, so a step takes the longer of its GPU work and its host time (a
 max, not a sum, the form of lora_host.py and image_model.host_excess_seconds). The host time is counted, not
-fitted: kernels a layer x layers + the loop's own kernels, each at eager_kernel_host_s (31 us, calibrated on an
-eager diffusers UNet; its caveat applies: the published range is 31-46 us a kernel, this is its fast end).
+fitted: kernels a layer x layers + the loop's own kernels, each at the host's rate a kernel, which the calling harness
+sets (inference.generate_harness, host47b; GENERATE_HARNESS_HOST below): transformers' own generate (the default)
+at hf_generate_kernel_host_s (16.99 us, the median of optimum's 2023 and the Qwen2.5 page's host-bound A100 rows),
+AutoGPTQ's generate wrapper (inference_mode + autocast) at eager_kernel_host_s (31 us).
 
 Kernels of one decoder layer in decode (one token), read from Qwen-1's modeling_qwen.py (QWenBlock /
 QWenAttention / QWenMLP, Qwen/Qwen-7B remote code, with flash-attn installed as the QwenLM/Qwen @03cd81f5
@@ -77,7 +79,7 @@ from __future__ import annotations
 import numpy as np
 
 from procurement.sizing import params as counts
-from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS
+from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS, HF_GENERATE_KERNEL_HOST_SECONDS
 
 # model.eager_layer: (non-GEMM kernels a decode layer, attention linears); the MLP adds 3 linears (2 ungated)
 EAGER_LAYER_KERNELS = {
@@ -91,6 +93,19 @@ EAGER_LAYER_KERNELS = {
     "mistral": (44.0, 4.0),
 }
 LOOP_KERNELS = 30.0
+# inference.generate_harness -> the host's seconds a kernel (host47b). transformers: hf_generate_kernel_host_s (fit
+# and held-out rows at its definition, assumptions.py). auto_gptq: AutoGPTQ's AutoGPTQForCausalLM.generate, which
+# calls the model's generate `with torch.inference_mode(), torch.amp.autocast(device_type=self.device.type)`
+# (AutoGPTQ/AutoGPTQ @4b8524ffb1b3f56edd9b1106ff809c07069ce693 auto_gptq/modeling/_base.py l. 387-390) and, in its
+# README benchmark (examples/benchmark/generation_speed.py), a custom logits processor each step: eager_kernel_host_s,
+# 31 us (not refitted: the diffusers-fitted constant), which AutoGPTQ's README llama-7b fp16 A100-40G row stands on
+# (18.87 tokens/s = 31.89 us on the 51-kernel count; the engine 19.41, +2.9%). Held out for it: the QwenLM/Qwen
+# @03cd81f5 README's Int4 / Int8 rows ("provided by the autogptq library"; from_pretrained "approximately 20%
+# slower"), figures in tests/procurement/outside/test_outside_generate_harness_stop47.py.
+GENERATE_HARNESS_HOST = {
+    "transformers": HF_GENERATE_KERNEL_HOST_SECONDS,
+    "auto_gptq": EAGER_KERNEL_HOST_SECONDS,
+}
 # inference.quant_kernel: the eager loop's host floor relative to the same loop in fp16, measured (optimum
 # tests/benchmark/README.md @09638629, Llama-2-13B, A100-SXM4-80GB, batch 1: 33.711 / 36.958 ms a token; AutoGPTQ
 # 0.4.2 / torch 2.0.1 / transformers 4.32 per @3ffebf99; the module docstring). No fit: one published ratio. Held out:
@@ -204,12 +219,17 @@ def kernels_per_layer(spec) -> float:
     return non_gemm + linears_per_layer(spec) * (2.0 if exllama_reconstructs(spec) else 1.0)
 
 
+def kernel_host_seconds(spec) -> float:
+    """The host's seconds a kernel of the stated generate harness (GENERATE_HARNESS_HOST)."""
+    return GENERATE_HARNESS_HOST[getattr(spec.inference, "generate_harness", "transformers")].value
+
+
 def host_seconds_per_token(spec) -> float:
     """Host time of one decode step of an eager transformers loop; 0 where it does not apply."""
     if not applies(spec):
         return 0.0
     kernels = kernels_per_layer(spec) * spec.model.num_layers + LOOP_KERNELS
-    return kernels * EAGER_KERNEL_HOST_SECONDS.value * quant_kernel_ratio(spec)
+    return kernels * kernel_host_seconds(spec) * quant_kernel_ratio(spec)
 
 
 def quant_kernel_ratio(spec) -> float:
@@ -252,15 +272,33 @@ def text(spec) -> str:
     return (
         f"eager transformers decode (inference.engine hf_eager): {per_layer:.0f} kernels a layer x "
         f"{spec.model.num_layers} layers + {LOOP_KERNELS:.0f} of the sampling loop at "
-        f"{EAGER_KERNEL_HOST_SECONDS.value * 1e6:.0f} us of host time = {host_seconds_per_token(spec) * 1e3:.1f} ms "
+        f"{kernel_host_seconds(spec) * 1e6:.0f} us of host time = {host_seconds_per_token(spec) * 1e3:.1f} ms "
         "a token, on every card; a decode step takes the longer of that and the GPU's work (launches are "
         f"asynchronous), whose attention moves the KV cache at least {kv_cache_passes(spec):.0f} times a step "
         "(torch.cat copies the past keys and values into a new tensor before attention reads it"
         + _repeat_text(spec)
         + "; where the GPU binds, published eager steps need about 1.7-2.1x the counted passes (the GPU-bound "
         "published Qwen2.5 steps, transformers 4.46) and up to 2 times on Qwen-1's 8,192-token rows, so this is a "
-        "floor). " + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")] + "; 31 us is the fast end of "
-        "the published 31-46 us a kernel" + _quant_kernel_text(spec)
+        "floor). "
+        + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
+        + "; "
+        + _harness_text(spec)
+        + _quant_kernel_text(spec)
+    )
+
+
+def _harness_text(spec) -> str:
+    if getattr(spec.inference, "generate_harness", "transformers") == "auto_gptq":
+        return (
+            "31 us a kernel is AutoGPTQ's generate wrapper (inference.generate_harness auto_gptq: torch.inference_mode "
+            "and torch.amp.autocast around the model's generate; AutoGPTQ's README llama-7b fp16 A100 row reads 31.9 "
+            "us), about 1.9x plain transformers generate's 17 us"
+        )
+    return (
+        "17 us a kernel is plain transformers generate (inference.generate_harness transformers: the median of "
+        "published A100 hosts, 14.7-18.1 us, optimum's benchmark and the Qwen2 / Qwen2.5 speed pages); AutoGPTQ's "
+        "generate wrapper (inference_mode + autocast) measured 31.9 us: state inference.generate_harness auto_gptq "
+        "for a model driven through AutoGPTQForCausalLM"
     )
 
 

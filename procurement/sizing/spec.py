@@ -90,6 +90,10 @@ EAGER_LAYERS = ("llama", "qwen1", "qwen2", "mistral")
 # unstated (3 passes over the KV cache, a floor), eager, sdpa or flash_attention_2; with model.eager_layer it says
 # whether the code copies the cache per query head (repeat_kv) before attention
 ATTN_IMPLEMENTATIONS = ("unstated", "eager", "sdpa", "flash_attention_2")
+# inference.generate_harness: whose generate drives an hf_eager loop (serving_host.kernel_host_seconds): transformers
+# (default: the model's own generate, plain transformers) or auto_gptq (AutoGPTQ's AutoGPTQForCausalLM.generate,
+# which wraps it in torch.inference_mode() + torch.amp.autocast: a slower host a kernel)
+GENERATE_HARNESSES = ("transformers", "auto_gptq")
 # The software stack a training run is stated to run on (mfu.width_ceiling): other (unstated: the width ceiling
 # fitted on MosaicML llm-foundry's MPT sweep), megatron (NeMo, Megatron-Core, Megatron-Bridge: Transformer
 # Engine's fused kernels; its own 16-bit Hopper ceiling, assumptions.training_width_peak_hopper_megatron),
@@ -247,6 +251,8 @@ class InferenceSpec:
     quant_kernel: str = "unstated"
     # transformers' attn_implementation of an hf_eager loop (ATTN_IMPLEMENTATIONS, serving_host.kv_cache_passes)
     attn_implementation: str = "unstated"
+    # whose generate drives an hf_eager loop (GENERATE_HARNESSES, serving_host.kernel_host_seconds)
+    generate_harness: str = "transformers"
     # Serving demand and latency targets (docs/workload-spec.md); None: not stated. Replicas come from the
     # demand (requests/s x output_tokens, or generated tokens/s); without one, one replica.
     requests_per_second: float | None = None
@@ -980,6 +986,7 @@ INFERENCE_KEYS = frozenset(
         "engine",
         "quant_kernel",
         "attn_implementation",
+        "generate_harness",
         *DEMAND_LIMITS,
     }
 )
@@ -1007,6 +1014,9 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         quant_kernel=reader.choice(data, "quant_kernel", "inference.quant_kernel", "unstated", QUANT_KERNELS),
         attn_implementation=reader.choice(
             data, "attn_implementation", "inference.attn_implementation", "unstated", ATTN_IMPLEMENTATIONS
+        ),
+        generate_harness=reader.choice(
+            data, "generate_harness", "inference.generate_harness", "transformers", GENERATE_HARNESSES
         ),
         **demand,
     )
@@ -1210,6 +1220,14 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             "inference.attn_implementation",
             "attn_implementation names the transformers attention an eager decode loop runs: it needs task "
             f"inference and inference.engine hf_eager (got {spec.task}, {spec.inference.engine})",
+        )
+    if spec.inference.generate_harness != "transformers" and (
+        spec.task != "inference" or spec.inference.engine != "hf_eager"
+    ):
+        reader.error(
+            "inference.generate_harness",
+            "generate_harness names whose generate drives an eager decode loop: it needs task inference and "
+            f"inference.engine hf_eager (got {spec.task}, {spec.inference.engine})",
         )
     if (
         spec.task == "inference"

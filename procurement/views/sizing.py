@@ -22,6 +22,7 @@ from procurement.sizing.spec import (
     ATTN_IMPLEMENTATIONS,
     CHECKPOINTING,
     EAGER_LAYERS,
+    GENERATE_HARNESSES,
     LORA_IMPLEMENTATIONS,
     PRECISIONS,
     QUANT_KERNELS,
@@ -67,6 +68,7 @@ KNOB_DEFAULTS = {
     "serving_engine": "compiled",
     "quant_kernel": "unstated",
     "attn_implementation": "unstated",
+    "generate_harness": "transformers",
     "eager_layer": "from_preset",
     "resolution_px": "",
     "steps": "",
@@ -135,6 +137,11 @@ KNOB_LABELS = {
         "hf_eager: unstated (3 KV passes, a floor) / eager / sdpa / flash_attention_2 (transformers' "
         "attn_implementation; the code is the preset's: Qwen2.5 and Mistral repeat the KV cache per query head)",
     ),
+    "generate_harness": (
+        "Generate harness",
+        "hf_eager: transformers (plain generate, ~17 us a kernel) / auto_gptq (AutoGPTQ's generate wrapper: "
+        "inference_mode + autocast, 31 us a kernel)",
+    ),
     "eager_layer": (
         "Decoder layer code",
         "hf_eager: from_preset (Qwen2.5 qwen2, mistral-7b mistral, else llama) / llama / qwen1 / qwen2 / mistral",
@@ -157,6 +164,7 @@ _TEXT_KNOBS = (
     "serving_engine",
     "quant_kernel",
     "attn_implementation",
+    "generate_harness",
     "eager_layer",
 )
 
@@ -174,6 +182,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "serving_engine": SERVING_ENGINES,
         "quant_kernel": QUANT_KERNELS,
         "attn_implementation": ATTN_IMPLEMENTATIONS,
+        "generate_harness": GENERATE_HARNESSES,
         "eager_layer": ("from_preset", *EAGER_LAYERS),
     }
     return [

@@ -63,3 +63,10 @@ def test_the_weight_quantization_description_names_gptq_for_qlora_int4():
     text = schema["components"]["schemas"]["WorkloadSpec"]["properties"]["weight_quantization"]["description"]
     assert "int4 GPTQ through AutoGPTQ's eager unpacking" in text and "nf4 by default" in text
     assert not any(token in text for token in ("True", "False", "None", "[", "{"))
+
+
+def test_the_generate_harness_is_documented_with_the_parsers_choices():
+    # host47b: inference.generate_harness (transformers | auto_gptq)
+    field = docs.WorkloadInferenceSerializer().fields["generate_harness"]
+    assert set(field.choices) == set(spec.GENERATE_HARNESSES) == {"transformers", "auto_gptq"}
+    assert "AutoGPTQ" in field.help_text and "autocast" in field.help_text

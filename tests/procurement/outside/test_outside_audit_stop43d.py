@@ -34,7 +34,7 @@ from procurement.services.recommendations import workload_spec_parse
 from procurement.sizing import serving_host
 from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS
 from tests.procurement.outside.test_outside_audit_stop43l import QWEN_1_8B as _QWEN_1_8B_SHAPE
-from tests.procurement.outside.test_outside_recommendations_stop43 import QWEN_MODELS
+from tests.procurement.outside.test_outside_recommendations_stop43 import QWEN1_BF16_HOST47, QWEN_MODELS
 
 QWEN_1_8B = _QWEN_1_8B_SHAPE | {"eager_layer": "qwen1"}  # fix43d: Qwen-1's QWenBlock, 23 kernels a layer
 
@@ -44,6 +44,10 @@ def qwen_report(model: dict, quantization: str, parallelism: dict | None = None)
     # acc44: the README's auto-gptq < 0.5 runs 4-bit on exllama (test_outside_recommendations_stop43.qwen_spec)
     if quantization == "int4":
         inference["quant_kernel"] = "exllama"
+    # host47b: the README's Int4 / Int8 speeds are "provided by the autogptq library" (from_pretrained "approximately
+    # 20% slower"): a spec change that states what the published run did (test_outside_recommendations_stop43.qwen_spec)
+    if quantization in ("int4", "int8"):
+        inference["generate_harness"] = "auto_gptq"
     spec = {
         "name": f"aud43d-{model['name']}-{quantization}",
         "task": "inference",
@@ -56,7 +60,9 @@ def qwen_report(model: dict, quantization: str, parallelism: dict | None = None)
     return size_spec_document(copy.deepcopy(spec), ["a100-sxm4-80gb"], calibrate=False)
 
 
-def decode_speed(preset: str, quantization: str, gpu: str, output_tokens: int, prompt: int) -> float:
+def decode_speed(
+    preset: str, quantization: str, gpu: str, output_tokens: int, prompt: int, harness: str = "transformers"
+) -> float:
     spec = {
         "name": f"aud43d-{preset}-{quantization}",
         "task": "inference",
@@ -67,6 +73,7 @@ def decode_speed(preset: str, quantization: str, gpu: str, output_tokens: int, p
             "context_len": prompt + output_tokens,
             "output_tokens": output_tokens,
             "engine": "hf_eager",
+            "generate_harness": harness,
         },
     }
     report = size_spec_document(copy.deepcopy(spec), [gpu], calibrate=False)
@@ -105,11 +112,13 @@ def test_qwen7b_host_floor_matches_hand_count(bundled_catalog):
     )
     assert EAGER_KERNEL_HOST_SECONDS.value == pytest.approx(31e-6)
     assert serving_host.kernels_per_layer(spec) == 23
-    by_hand = (23 * 32 + 30) * 31e-6
-    assert by_hand == pytest.approx(0.023746, rel=1e-4)
+    # host47b: the spec states no generate_harness, so the default (plain transformers generate) prices each kernel at
+    # hf_generate_kernel_host_s, 16.99 us (was eager_kernel_host_s, 31 us: 23.746 ms); the count is unchanged
+    by_hand = (23 * 32 + 30) * 16.99e-6
+    assert by_hand == pytest.approx(0.013014, rel=1e-4)
     assert serving_host.host_seconds_per_token(spec) == pytest.approx(by_hand, rel=1e-6)
     # my loop count (37) moves the floor by under 1%: not a defect worth a case
-    assert (23 * 32 + 37) * 31e-6 / by_hand - 1 < 0.01
+    assert (23 * 32 + 37) * 16.99e-6 / by_hand - 1 < 0.01
 
 
 # --- Misses: the Qwen-1 count is applied to every architecture ---------------------------------------------------
@@ -132,7 +141,11 @@ _LLAMA_COUNT = (
 # model's own decoder layer (transformers 4.30 LlamaDecoderLayer, 51 kernels) instead of Qwen-1's 23 for every model.
 @pytest.mark.django_db
 def test_autogptq_llama7b_fp16_a100_40g_batch1(bundled_catalog):
-    speed = decode_speed("llama-2-7b", "none", "a100-sxm4-40gb", 512, 64)
+    # host47b: states inference.generate_harness auto_gptq, what the published run did (a spec change, no new figure):
+    # AutoGPTQ @4b8524ff examples/benchmark/generation_speed.py drives AutoGPTQForCausalLM.generate, which wraps the
+    # model's generate in torch.inference_mode() + torch.amp.autocast (auto_gptq/modeling/_base.py l. 387-390).
+    # Unstated it would be plain transformers at 16.99 us: 35.24 tokens/s, +86.8%.
+    speed = decode_speed("llama-2-7b", "none", "a100-sxm4-40gb", 512, 64, "auto_gptq")
     assert speed == pytest.approx(1 / ((51 * 32 + 30) * 31e-6), rel=0.002)  # host-bound: the floor decides
     assert speed == pytest.approx(18.87, rel=0.15)
 
@@ -154,7 +167,9 @@ def test_autogptq_llama7b_fp16_a100_40g_batch1(bundled_catalog):
     "fused modules' kernel count is the rest, and the spec cannot state them.",
 )
 def test_autogptq_llama7b_int4_a100_40g_batch1(bundled_catalog):
-    speed = decode_speed("llama-2-7b", "int4", "a100-sxm4-40gb", 512, 64)
+    speed = decode_speed(
+        "llama-2-7b", "int4", "a100-sxm4-40gb", 512, 64, "auto_gptq"
+    )  # host47b: as the fp16 row
     assert speed == pytest.approx(19.41, rel=0.02)
     assert speed == pytest.approx(25.53, rel=0.15)
 
@@ -175,7 +190,10 @@ def test_autogptq_llama7b_int4_a100_40g_batch1(bundled_catalog):
 @pytest.mark.xfail(
     strict=True,
     reason="UNEXPLAINED (host rate) (fix46s; serve46's EXPLAINED rejected by aud46s): [GPTFAST] Llama-7B eager on "
-    "A100-80GB, published 25.5 tokens/s (39.2 ms a token), ours 19.41 (-23.9%). The blog's baseline is "
+    "A100-80GB, published 25.5 tokens/s (39.2 ms a token), ours 19.41 (-23.9%) at 31 us; host47b: 35.41 (+38.9%) at "
+    "the default harness's 16.99 us (plain transformers generate, hf_generate_kernel_host_s; 1,662 kernels = 28.2 "
+    "ms): gpt-fast's baseline is neither transformers' generate nor AutoGPTQ's (inference.generate_harness has no "
+    "value for it), and its 39.2 ms sits between the two harness rates on the 4.30 count (23.6 us a kernel). The blog's baseline is "
     "'heavily CPU overhead bound', so its step is the host's issue time; but it precedes the blog's 'Step 1: "
     "Reducing CPU overhead through torch.compile and a static kv-cache', and the 45-51 kernels a layer serve46 "
     "counted were read from gpt-fast's model.py (stored @03e10bc2), the code after Step 1 (static KVCache.update, "
@@ -200,7 +218,7 @@ def test_autogptq_llama7b_int4_a100_40g_batch1(bundled_catalog):
 )
 def test_gptfast_blog_eager_llama7b_a100_80g_batch1(bundled_catalog):
     speed = decode_speed("llama-2-7b", "none", "a100-sxm4-80gb", 200, 10)
-    assert speed == pytest.approx(19.41, rel=0.02)
+    assert speed == pytest.approx(35.41, rel=0.02)  # host47b: 19.41 at 31 us
     assert speed == pytest.approx(25.5, rel=0.15)
 
 
@@ -220,14 +238,25 @@ def test_gptfast_blog_eager_llama7b_a100_80g_batch1(bundled_catalog):
 @pytest.mark.parametrize(
     ("quantization", "published"),
     [
-        ("none", 54.09),
+        pytest.param(
+            "none",
+            54.09,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=QWEN1_BF16_HOST47.format(
+                    row="Qwen-1.8B BF16: published 54.09 tokens/s, ours 55.43 (+2.5%) -> 101.13 (+87.0%)"
+                ),
+            ),
+        ),
         ("int8", 55.56),
         ("int4", 71.07),
     ],
 )
 def test_qwen_1_8b_decode_on_one_a100_within_15_percent(bundled_catalog, quantization, published):
-    by_hand = 1 / ((23 * 24 + 30) * 31e-6 * (33.711 / 36.958 if quantization == "int4" else 1.0))
-    assert by_hand == pytest.approx(60.77 if quantization == "int4" else 55.43, abs=0.01)
+    # host47b: Int4 / Int8 state generate_harness auto_gptq (qwen_report), 31 us; BF16 the default, 16.99 us
+    rate = 16.99e-6 if quantization == "none" else 31e-6
+    by_hand = 1 / ((23 * 24 + 30) * rate * (33.711 / 36.958 if quantization == "int4" else 1.0))
+    assert by_hand == pytest.approx({"none": 101.13, "int8": 55.43, "int4": 60.77}[quantization], abs=0.01)
     speed = qwen_report(QWEN_1_8B, quantization)["throughput"]["decode_tokens_per_second_per_stream"]
     assert speed == pytest.approx(by_hand, rel=0.002)  # host-bound: the floor decides
     assert speed == pytest.approx(published, rel=0.15)

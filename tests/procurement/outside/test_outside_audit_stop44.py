@@ -92,27 +92,26 @@ _COUNT = (
 )
 
 
+# Was a strict xfail: "EXPLAINED (cls45f): the host's kernel issue time ... published 27.06 tokens/s, ours 15.58
+# (-42.4%): hf_eager's host floor (40 x 51 + 30 = 2,070 kernels x 31 us = 64.2 ms)" (_COUNT above). Now 28.43
+# (+5.1%) because the default harness (inference.generate_harness transformers: benchmark_gptq.py calls plain
+# AutoModelForCausalLM generate) prices a kernel at hf_generate_kernel_host_s, 16.99 us (host47b), and 31 us is
+# AutoGPTQ's generate wrapper's host (auto_gptq). Not a held-out row: this row (17.85 us on the count) is one of the
+# constant's three fit rows (assumptions.py); the held-out ones are optimum @4e987762 and the Qwen2 page.
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=_COUNT.format(published="27.06", ours="15.58", gap="-42.4%", scaled="", ms="36.958"),
-)
 def test_optimum_gptq_benchmark_fp16_row(bundled_catalog):
     speed = _speed("none")
-    assert speed == pytest.approx(1 / ((40 * 51 + 30) * 31e-6), rel=0.002)  # 15.58, host-bound
+    assert speed == pytest.approx(1 / ((40 * 51 + 30) * 16.99e-6), rel=0.002)  # 28.43, host-bound
     assert speed == pytest.approx(27.058, rel=0.15)
 
 
+# Was a strict xfail: "published 29.66, ours 17.08 (-42.4%; x 0.912, exllama stated: 58.5 ms)" (_COUNT). Now 31.17
+# (+5.1%) because of the same default host rate (host47b), 2,070 x 16.99 us x 0.912 = 32.08 ms; the 0.912 is this
+# table's own fp16 / exllama ratio (acc44), so the row is not independent of the fp16 fit row.
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=_COUNT.format(
-        published="29.66", ours="17.08", gap="-42.4%", scaled=" x 0.912, exllama stated: 58.5 ms", ms="33.711"
-    ),
-)
 def test_optimum_gptq_benchmark_exllama_row(bundled_catalog):
     speed = _speed("int4", "exllama")
-    assert speed == pytest.approx(1 / ((40 * 51 + 30) * 31e-6 * 33.711 / 36.958), rel=0.002)  # 17.08
+    assert speed == pytest.approx(1 / ((40 * 51 + 30) * 16.99e-6 * 33.711 / 36.958), rel=0.002)  # 31.17
     assert speed == pytest.approx(29.663, rel=0.15)
 
 

@@ -95,10 +95,10 @@ def _as_published(size: str, prompt: int, quant: str, kernel: str | None = None)
 
 
 _HOST = (
-    "the engine's hf_eager host floor binds (28 x 51 + 30 = 1,458 kernels x 31 us = 45.2 ms a token; 24 x 51 + 30 = "
-    "1,254 on the 0.5B, 38.9 ms) while the publisher's input-1 BF16 steps are 26.34 / 24.46 / 20.02 ms (7B / 1.5B / "
-    "0.5B): 18.1 / 16.8 / 16.0 us a kernel on the engine's count, the same 16-18 us as the Qwen2.5 page's host "
-    "(decode46's 17.0 us) and the Qwen-1 README's, against the 31 us of AutoGPTQ's README host. "
+    "host47b: the engine's hf_eager host floor is now plain transformers generate's (inference.generate_harness "
+    "transformers, hf_generate_kernel_host_s 16.99 us: 28 x 51 + 30 = 1,458 kernels = 24.8 ms a token; was 31 us, "
+    "45.2 ms), this table's input-1 BF16 steps read 18.1 / 16.8 / 16.0 us a kernel (7B / 1.5B / 0.5B) on that count, "
+    "so the BF16 host is priced; what is left is the row's own term below. "
 )
 _INT8 = (
     "On top of the host, the engine prices a quantized linear as one kernel at the BF16 one's cost (quant_kernel "
@@ -109,39 +109,51 @@ _INT8 = (
 )
 _ROWS = {
     # id: (size, input, quantization, quant_kernel, published, ours)
-    "7b-bf16-1": ("7b", 1, "none", None, 37.97, 22.122),
-    "7b-bf16-6144": ("7b", 6144, "none", None, 34.74, 22.019),
-    "7b-int8-1": ("7b", 1, "int8", None, 30.85, 22.122),
-    "7b-int4-1-exllama": ("7b", 1, "int4", "exllama", 36.17, 24.254),
-    "0.5b-int8-1": ("0.5b", 1, "int8", None, 36.35, 25.723),
-    "1.5b-int8-1": ("1.5b", 1, "int8", None, 31.51, 22.124),
+    # host47b: ours at hf_generate_kernel_host_s 16.99 us (were 22.122 / 22.019 / 22.122 / 24.254 / 25.723 / 22.124)
+    "7b-bf16-1": ("7b", 1, "none", None, 37.97, 40.359),
+    "7b-bf16-6144": ("7b", 6144, "none", None, 34.74, 40.018),
+    "7b-int8-1": ("7b", 1, "int8", None, 30.85, 40.361),
+    "7b-int4-1-exllama": ("7b", 1, "int4", "exllama", 36.17, 44.249),
+    "0.5b-int8-1": ("0.5b", 1, "int8", None, 36.35, 46.933),
+    "1.5b-int8-1": ("1.5b", 1, "int8", None, 31.51, 40.365),
 }
+# Was a strict xfail [7b-bf16-1]: "UNEXPLAINED (host): published 37.97 tokens/s, ours 22.12 (-41.7%)" (45.2 ms host
+# floor at 31 us a kernel). Now 40.36 (+6.3%) because the default harness (inference.generate_harness transformers,
+# host47b) prices a kernel at hf_generate_kernel_host_s, 16.99 us, the median of optimum's 2023 and the Qwen2.5
+# page's plain transformers A100 hosts (this row held out: 18.06 us on the engine's count).
 _REASON = {
-    "7b-bf16-1": "UNEXPLAINED (host): [QWEN2SPEED] Qwen2-7B-Instruct BF16, input 1: published 37.97 tokens/s, ours "
-    "22.12 (-41.7%): " + _HOST,
     "7b-bf16-6144": "UNEXPLAINED (host): [QWEN2SPEED] Qwen2-7B-Instruct BF16, input 6,144: published 34.74, ours "
-    "22.02 (-36.6%): "
+    "22.02 (-36.6%) at 31 us -> 40.02 (+15.2%, just outside) at 16.99 us (host47b): "
     + _HOST
-    + "The run's step grows 26.3 -> ~28.5 ms from input 1 (GPU ~16 ms counted): host-bound, as decode46 says of "
-    "the Qwen2.5 7B 6,144 row; at decode46's 17.0 us it reads 40.03 (+15.2%), at this table's own 18.06 us 37.66 "
-    "(+8.4%) (test_decode46_host_rate_held_out_on_the_qwen2_page).",
+    + "The run's step grows 26.3 -> ~28.5 ms from input 1 (GPU ~16 ms counted): host-bound; at this table's own "
+    "input-1 rate (18.06 us) it reads 37.66 (+8.4%) (test_decode46_host_rate_held_out_on_the_qwen2_page). The 2.2 ms "
+    "the run's step grows from input 1 is not in the engine's host-bound step: whether host or context, no row of "
+    "this page sizes it (the 0.5B / 1.5B steps stay flat).",
     "7b-int8-1": "UNEXPLAINED: [QWEN2SPEED] Qwen2-7B-Instruct GPTQ-Int8, input 1: published 30.85, ours 22.12 "
-    "(-28.3%): " + _HOST + _INT8,
+    "(-28.3%) at 31 us -> 40.36 (+30.8%) at 16.99 us (host47b): " + _HOST + _INT8,
     "7b-int4-1-exllama": "UNEXPLAINED: [QWEN2SPEED] Qwen2-7B-Instruct GPTQ-Int4, input 1, quant_kernel exllama: "
-    "published 36.17, ours 24.25 (-32.9%; 45.2 ms x 0.912, optimum's 2023 exllama v1 ratio): "
+    "published 36.17, ours 24.25 (-32.9%) at 31 us -> 44.25 (+22.3%) at 16.99 us (host47b; the host floor x 0.912, "
+    "optimum's 2023 exllama v1 ratio): "
     + _HOST
     + "The run's Int4 step is 1.050x its BF16 step (AutoGPTQ 0.7.1, exllamav2), where the product's exllama "
-    "ratio is 0.912 (AutoGPTQ 0.4.2 exllama v1): the spec cannot state exllamav2.",
+    "ratio is 0.912 (AutoGPTQ 0.4.2 exllama v1): at 1.050 it would read 38.43 (+6.3%, the BF16 row's error); the "
+    "spec cannot state exllamav2.",
     "0.5b-int8-1": "UNEXPLAINED: [QWEN2SPEED] Qwen2-0.5B-Instruct GPTQ-Int8, input 1: published 36.35, ours 25.72 "
-    "(-29.2%): " + _HOST + _INT8,
+    "(-29.2%) at 31 us -> 46.93 (+29.1%) at 16.99 us (host47b): " + _HOST + _INT8,
     "1.5b-int8-1": "UNEXPLAINED: [QWEN2SPEED] Qwen2-1.5B-Instruct GPTQ-Int8, input 1: published 31.51, ours 22.12 "
-    "(-29.8%): " + _HOST + _INT8,
+    "(-29.8%) at 31 us -> 40.37 (+28.1%) at 16.99 us (host47b): " + _HOST + _INT8,
 }
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "row", [pytest.param(row, marks=pytest.mark.xfail(strict=True, reason=_REASON[row])) for row in _ROWS]
+    "row",
+    [
+        pytest.param(row, marks=pytest.mark.xfail(strict=True, reason=_REASON[row]))
+        if row in _REASON
+        else row
+        for row in _ROWS
+    ],
 )
 def test_qwen2_speed_benchmark_rows_as_run_within_15_percent(bundled_catalog, row):
     size, prompt, quant, kernel, published, ours = _ROWS[row]
@@ -219,7 +231,8 @@ def test_decode46_host_rate_held_out_on_the_qwen2_page(bundled_catalog, monkeypa
     }
     for rate, speeds in expected.items():
         host = dataclasses.replace(EAGER_KERNEL_HOST_SECONDS, value=rate)
-        monkeypatch.setattr(serving_host, "EAGER_KERNEL_HOST_SECONDS", host)
+        # host47b: the default harness reads its rate from GENERATE_HARNESS_HOST (hf_generate_kernel_host_s)
+        monkeypatch.setitem(serving_host.GENERATE_HARNESS_HOST, "transformers", host)
         assert _as_published("0.5b", 1, "none") == pytest.approx(speeds["0.5b"], rel=0.005)
         assert _as_published("1.5b", 1, "none") == pytest.approx(speeds["1.5b"], rel=0.005)
         assert _as_published("7b", 6144, "none") == pytest.approx(speeds["7b-6144"], rel=0.005)

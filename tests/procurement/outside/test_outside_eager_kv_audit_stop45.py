@@ -74,9 +74,11 @@ def _as_published(preset: str, prompt: int, gpus: int) -> float:
 # 1.42 TB/s); the run's step is 114.5 ms. It lands, but on the host floor: the publisher's 7B row (input 1, 24.8 ms
 # a step for 28 x 51 + 30 = 1,458 kernels) dispatches at ~17 us a kernel, so their 72B step is the GPU's.
 @pytest.mark.django_db
+# host47b: the default harness's host floor is 4,110 x 16.99 us = 69.8 ms, under the GPU's work: ours 7.85 (-10.1%) ->
+# 9.91 (+13.5%), now the GPU's step (the publisher's own reading of this row, above), still inside.
 def test_qwen25_72b_bf16_two_a100_short_context(bundled_catalog):
     ours = _as_published("qwen2.5-72b", 1, 2)
-    assert ours == pytest.approx(7.845, rel=0.01)
+    assert ours == pytest.approx(9.911, rel=0.01)
     assert ours == pytest.approx(8.73, rel=0.15)
 
 
@@ -84,18 +86,33 @@ def test_qwen25_72b_bf16_two_a100_short_context(bundled_catalog):
 # compensation: ours is the host floor, 45.2 ms a step at every context (the GPU's work, 9.6 ms + 3 x 1.28 ms of KV,
 # is under it), where the run's step grows 24.8 -> 51.7 ms from input 1 to 30,720 (prefill subtracted). Its input-1
 # row, 40.38 against ours 22.12 (-45%), is the known host-dispatch miss (test_outside_audit_stop44.py).
+# host47b: right for the wrong reason (the compensation above): at the default harness's 16.99 us the host floor is
+# 24.8 ms and the step the GPU's 13.4 ms (9.6 + 3 x 1.28 ms of KV), so ours 21.44 (+13.9%) -> 38.16 (+102.6%).
 @pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="UNEXPLAINED (host47b; passing before by compensation at 31 us): [QW25SPEED] Qwen2.5-7B BF16, 1 x A100, "
+    "input 30,720: published 18.83 tokens/s, ours 21.44 (+13.9%) -> 38.16 (+102.6%). The 45.2 ms host floor at 31 us "
+    "a kernel hid the missing KV traffic; plain transformers generate's 16.99 us (hf_generate_kernel_host_s, fitted "
+    "on this page's own input-1 rows) floors the step at 24.8 ms; the GPU's 9.6 ms + 3 x 1.28 ms of KV = 13.4 ms "
+    "is under it, so the step is the 24.8 ms floor against the run's 51.7 ms (prefill "
+    "subtracted): the run moves about 21 passes of its mean-context cache (section 6 below) where the engine counts "
+    "3 (17 with Qwen2's repeat_kv stated: test_outside_eager_kv_fix_stop45.py, 30.28, +60.8%). The rest of the "
+    "passes is unsized (decode46's leads, _DECODE46_LEADS); a spec would need the run's KV traffic a step, which "
+    "no field states.",
+)
 def test_qwen25_7b_bf16_one_a100_at_30k_input(bundled_catalog):
     ours = _as_published("qwen2.5-7b", 30720, 1)
-    assert ours == pytest.approx(21.44, rel=0.01)
+    assert ours == pytest.approx(38.16, rel=0.01)
     assert ours == pytest.approx(18.83, rel=0.15)
 
 
 _QW25_LONG = {
     # id: (preset, input, GPUs, published tokens/s, ours at this commit, n_rep)
-    "72b-14336-3gpu": ("qwen2.5-72b", 14336, 3, 4.25, 7.533, 8),
-    "72b-30720-3gpu": ("qwen2.5-72b", 30720, 3, 2.94, 7.124, 8),
-    "14b-30720-1gpu": ("qwen2.5-14b", 30720, 1, 8.20, 12.521, 5),
+    # host47b: ours at the default harness's 16.99 us a kernel (were 7.533 / 7.124 / 12.521 at 31 us)
+    "72b-14336-3gpu": ("qwen2.5-72b", 14336, 3, 4.25, 8.617, 8),
+    "72b-30720-3gpu": ("qwen2.5-72b", 30720, 3, 2.94, 7.410, 8),
+    "14b-30720-1gpu": ("qwen2.5-14b", 30720, 1, 8.20, 22.150, 5),
 }
 # decode46: two leads on the missing passes, checked at their sources (flash-attn's tag v2.5.8 and PyTorch's cat kernel).
 _DECODE46_LEADS = (
@@ -138,10 +155,22 @@ _QW25_REASON = {
 }
 
 
+_HOST47B = {  # host47b: the default harness (plain transformers generate) at 16.99 us a kernel, was 31 us
+    "72b-14336-3gpu": " host47b: ours 7.53 -> 8.62 (+102.8%): the host floor (69.8 ms) drops under the GPU's work, "
+    "which still counts 3 passes.",
+    "72b-30720-3gpu": " host47b: ours 7.12 -> 7.41 (+152.0%), the GPU's step; the floor no longer binds.",
+    "14b-30720-1gpu": " host47b: ours 12.52 -> 22.15 (+170.1%): the 76.8 ms floor at 31 us is 42.1 ms at 16.99 us, "
+    "still above the GPU's 23.7 ms; the KV traffic is the whole miss now.",
+}
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "row",
-    [pytest.param(row, marks=pytest.mark.xfail(strict=True, reason=_QW25_REASON[row])) for row in _QW25_LONG],
+    [
+        pytest.param(row, marks=pytest.mark.xfail(strict=True, reason=_QW25_REASON[row] + _HOST47B[row]))
+        for row in _QW25_LONG
+    ],
 )
 def test_qwen25_long_input_rows_within_15_percent(bundled_catalog, row):
     preset, prompt, gpus, published, pinned, _ = _QW25_LONG[row]

@@ -48,10 +48,30 @@ def _as_published(preset: str, prompt: int, gpus: int) -> float:
 
 # Passing rows stay where they were: 72B at input 1 (no cache to repeat) and 7B at 30,720 (17 passes: GPU 31 ms,
 # under its 45.2 ms host floor).
+# host47b (the default harness, plain transformers generate, 16.99 us a kernel): 72B input 1 7.845 (-10.1%) -> 9.555
+# (+9.4%), the GPU's step; 7B at 30,720 21.444 (+13.9%) -> 30.280 (+60.8%): the 17 counted passes' 31 ms of GPU work
+# was under the 45.2 ms floor at 31 us and is now the step, short of the run's 51.7 ms (about 21 passes needed).
+_7B_30K_HOST47 = (
+    "UNEXPLAINED (host47b; passing before at 31 us, by the host floor): [QW25SPEED] Qwen2.5-7B BF16, 1 x A100, input "
+    "30,720, stated as run (eager_layer qwen2, flash_attention_2: 17 passes): published 18.83 tokens/s, ours 21.44 "
+    "(+13.9%) -> 30.28 (+60.8%). At plain transformers generate's 16.99 us a kernel (hf_generate_kernel_host_s, "
+    "fitted on this page's own input-1 rows) the floor is 24.8 ms and the step is the GPU's 31 ms, against the run's "
+    "51.7 ms (prefill subtracted): about 21 passes of the mean-context cache needed (test_outside_eager_kv_audit_"
+    "stop45.py section 6) where the code counts 17; the rest is unsized (decode46's leads: flash-attn split-KV "
+    "occupancy ruled out, torch 2.3.1's scalar bf16 torch.cat +1.3 passes). A spec would need the run's KV traffic a "
+    "step, which no field states."
+)
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("preset", "prompt", "gpus", "published", "ours"),
-    [("qwen2.5-72b", 1, 2, 8.73, 7.845), ("qwen2.5-7b", 30720, 1, 18.83, 21.444)],
+    [
+        ("qwen2.5-72b", 1, 2, 8.73, 9.555),
+        pytest.param(
+            "qwen2.5-7b", 30720, 1, 18.83, 30.280, marks=pytest.mark.xfail(strict=True, reason=_7B_30K_HOST47)
+        ),
+    ],
 )
 def test_stated_passing_rows_do_not_move(bundled_catalog, preset, prompt, gpus, published, ours):
     speed = _as_published(preset, prompt, gpus)
@@ -61,9 +81,10 @@ def test_stated_passing_rows_do_not_move(bundled_catalog, preset, prompt, gpus, 
 
 _ROWS = {
     # id: (preset, input, GPUs, published, ours stated, ours unstated)
-    "72b-14336-3gpu": ("qwen2.5-72b", 14336, 3, 4.25, 5.798, 7.533),
-    "72b-30720-3gpu": ("qwen2.5-72b", 30720, 3, 2.94, 3.975, 7.124),
-    "14b-30720-1gpu": ("qwen2.5-14b", 30720, 1, 8.20, 12.521, 12.521),
+    # host47b: unstated 7.533 / 7.124 / 12.521 -> 8.617 / 7.410 / 22.150, 14B stated 12.521 -> 12.579 (16.99 us)
+    "72b-14336-3gpu": ("qwen2.5-72b", 14336, 3, 4.25, 5.798, 8.617),
+    "72b-30720-3gpu": ("qwen2.5-72b", 30720, 3, 2.94, 3.975, 7.410),
+    "14b-30720-1gpu": ("qwen2.5-14b", 30720, 1, 8.20, 12.579, 22.150),
 }
 # decode46: two leads on the missing passes, checked at their sources (flash-attn's tag v2.5.8 and PyTorch's cat kernel).
 _DECODE46_LEADS = (
@@ -95,6 +116,8 @@ _REASON = {
         "ours 12.52 unchanged (+52.7%): the counted 13 passes (n_rep 5) give 67.9 ms of GPU work, still under the "
         "engine's 76.8 ms host floor, which this publisher's host beats 1.9x at input 1 (24.74 against 13.02 "
         "tokens/s); two errors of opposite sign, the host floor slow and the KV traffic short (17.8 passes needed). "
+        "host47b: at plain transformers generate's 16.99 us the floor is 42.1 ms and the step the counted GPU work: "
+        "stated 12.58 (+53.4%), unstated 22.15 (+170.1%); the KV traffic is the whole miss now. "
         + _DECODE46_LEADS
     ),
 }

@@ -48,13 +48,12 @@ Tolerance: LLM speed 15%.
 from __future__ import annotations
 
 import copy
-import dataclasses
 
 import pytest
 
 from procurement.api.sizing import size_spec_document
-from procurement.sizing import parse_workload_spec, serving_host
-from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH_FRACTION, EAGER_KERNEL_HOST_SECONDS
+from procurement.sizing import parse_workload_spec
+from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH_FRACTION
 from procurement.sizing.throughput import decode_read_bytes
 from procurement.sizing.validation import trtllm_spec
 from tests.procurement.outside.test_outside_audit_stop43h import SWIFT_MODELS, swift_lora_spec
@@ -192,7 +191,10 @@ OPTIMUM_B8_REASON = (
     "torch.cat has no vectorized path (CatArrayBatchedCopy; 8-byte loads for fp16 only from pytorch#150233, 2025, "
     "whose own bf16 benchmark runs 1.66x faster after): at 1.66x its 2 passes of the 5.03 GB cache (8 streams x "
     "768 mean context x 0.82 MB) add 1.3 passes, +4.7 ms: 33.3 ms, 0.70 of the run's 47.37; the 8 -> 16 stream "
-    "slope (22.57 ms for 5.03 GB more, 6.4 passes at 1.43 TB/s) needs 3.4 passes beyond the 3 counted, the cat 1.3."
+    "slope (22.57 ms for 5.03 GB more, 6.4 passes at 1.43 TB/s) needs 3.4 passes beyond the 3 counted, the cat 1.3. "
+    "host47b: plain transformers generate (the default harness, inference.generate_harness transformers) now prices "
+    "a kernel at 16.99 us (hf_generate_kernel_host_s, this benchmark's batch-1 row one of its fit rows): the floor is "
+    "35.2 ms and ours is the GPU's 35.2 ms: 28.43 a stream (+34.7%); the eager GPU work is the whole miss now."
 )
 
 
@@ -203,16 +205,24 @@ def test_optimum_gptq_benchmark_fp16_batch_8_row(bundled_catalog):
 
 
 @pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason="UNEXPLAINED (host47b; passed before by compensation, as this test's name said): [OPTGPTQ] Llama-2-13B "
+    "fp16, one A100-SXM4-80GB, batch 16: published 69.94 ms a token (14.30 tok/s a stream); ours 64.2 ms (+9.0% "
+    "speed, hf_eager's 31 us host floor standing in for GPU work the engine does not price) -> 39.2 ms (+78.6%) at "
+    "plain transformers generate's 16.99 us a kernel (hf_generate_kernel_host_s; the floor 35.2 ms), the product's "
+    "GPU step. As batch 8 (OPTIMUM_B8_REASON): the eager GPU work that grows with streams is short, the run's 8 -> 16 "
+    "slope needs 3.4 passes of the cache beyond the 3 counted, the torch 2.0.1 scalar torch.cat lead sizes 1.3; "
+    "the rest unsized, and no field states a run's KV traffic.",
+)
 def test_optimum_gptq_benchmark_fp16_batch_16_row_passes_by_compensation(bundled_catalog, monkeypatch):
-    # [OPTGPTQ] batch 16: 69.94 ms a token (228.76 tok/s); ours 64.2 ms (+9.0% speed): inside, but it is hf_eager's
+    # [OPTGPTQ] batch 16: 69.94 ms a token (228.76 tok/s); ours 64.2 ms (+9.0% speed): inside, but it was hf_eager's
     # host floor against a GPU-bound run step.
+    # host47b: at the default harness's 16.99 us (near the run's own host rate, cls45f's 17.85 us on the product's
+    # count) the product's GPU step shows: 39.2 ms, +78.6% speed, the miss the 31 us floor hid.
+    assert _optimum_fp16_ms(1) == pytest.approx(35.17, rel=0.005)  # 2,070 x 16.99 us: the floor at batch 1
+    assert _optimum_fp16_ms(16) == pytest.approx(39.17, rel=0.005)
     assert 1e3 / _optimum_fp16_ms(16) == pytest.approx(1e3 / 69.94, rel=SPEED)
-    # With the run's own host rate (cls45f's explanation, 17.85 us on the product's count) the product's GPU step
-    # shows: 39.2 ms, +78.6% speed. The pass is the 31 us floor standing in for GPU work the engine does not price.
-    run_host = dataclasses.replace(EAGER_KERNEL_HOST_SECONDS, value=36.958e-3 / 2070)
-    monkeypatch.setattr(serving_host, "EAGER_KERNEL_HOST_SECONDS", run_host)
-    assert _optimum_fp16_ms(1) == pytest.approx(36.958, rel=0.005)
-    assert 69.94 / _optimum_fp16_ms(16) - 1 > 0.7
 
 
 # --- Case 5: [SWIFT]'s own rows prove the run's samples shorter than max_length. -----------------------------------

@@ -58,7 +58,9 @@ QWEN_MODELS = {  # as test_outside_recommendations_stop43.QWEN_MODELS (Qwen-1 co
 }
 
 
-def _speed(model: dict, quantization: str, concurrency: int, context: int, output: int) -> float:
+def _speed(
+    model: dict, quantization: str, concurrency: int, context: int, output: int, harness: str = "transformers"
+) -> float:
     inference = {
         "concurrency": concurrency,
         "context_len": context,
@@ -67,6 +69,10 @@ def _speed(model: dict, quantization: str, concurrency: int, context: int, outpu
     }
     if quantization == "int4":
         inference["quant_kernel"] = "exllama"
+    # host47b: inference.generate_harness as the run states it; the Qwen README's Int4 / Int8 rows pass auto_gptq
+    # (its speeds "provided by the autogptq library", from_pretrained "approximately 20% slower"); optimum's benchmark
+    # (benchmark_gptq.py, plain AutoModelForCausalLM) is transformers, the default
+    inference["generate_harness"] = harness
     spec = {
         "name": f"aud44a-{model.get('name', model.get('preset'))}-{quantization}-{concurrency}",
         "task": "inference",
@@ -123,7 +129,10 @@ _GPU4 = {  # cls45d: 14.355 ms a row and 3 passes over the cache (were 15.236 ms
     513: 4 * 14.355e-3 + 3 * 4 * 0.4408e-3 * 257 / 768,
     1024: 4 * 14.355e-3 + 3 * 4 * 0.4408e-3,
 }  # 59.19 / 62.71 ms
-_ENGINE_RATIO4 = (40 * 51 + 30) * 31e-6 / _GPU4[513]  # 64.17 / 59.19 ms = 1.084 (1.043 before cls45d)
+_ENGINE_RATIO4_AT_31US = (40 * 51 + 30) * 31e-6 / _GPU4[513]  # 64.17 / 59.19 ms = 1.084 (1.043 before cls45d)
+# host47b: the fp16 loop's floor at the default harness's 16.99 us (plain transformers generate, as benchmark_gptq.py
+# runs): 2,070 x 16.99 us = 35.17 ms (still above the fp16 GPU step, ~23.3 ms) / 59.19 ms = 0.594
+_ENGINE_RATIO4 = (40 * 51 + 30) * 16.99e-6 / _GPU4[513]
 _BATCH4_REASON = (
     "EXPLAINED (cls45d, stop 45): {row}: published exllama {published:.2f} tok/s a stream; estimate {estimate:.2f} (the fp16 row x the engine's "
     "exllama / fp16 ratio at concurrency 4, 1.084), {gap:+.1f}%. Was (aud44a): acc44 priced exllama above one "
@@ -151,6 +160,22 @@ _BATCH4_REASON = (
 _BATCH4_MS = {"optimum-2023": ("37.89", "0.700"), "optimum-2024": ("29.76", "0.540")}
 
 
+_BATCH4_HOST47 = (
+    " host47b: the default harness (inference.generate_harness transformers; benchmark_gptq.py calls plain "
+    "AutoModelForCausalLM generate) now prices the fp16 loop at 16.99 us a kernel (hf_generate_kernel_host_s, whose "
+    "fit rows include this table's 2023 batch-1 fp16 row): 35.17 ms, so the engine's ratio is 0.594 and the "
+    "estimate {estimate:.2f} ({gap:+.1f}%). Still out: the engine's fp16 step at four streams is its host floor "
+    "(35.17 ms) where this run's is {fp16_ms} ms (flat from batch 1: the run's own host is 18.3 us on the count, "
+    "the default's 16.99 puts it 7% fast), and the exllama GPU step is -13.7% (test 2b); the two land the estimate "
+    "by -15.1%, 0.1 point outside. No field states this host's rate apart from the default's fit."
+)
+# Was a strict xfail [optimum-2024]: "EXPLAINED (cls45d): [OPT24] batch 4: fp16 29.76 ms, exllama 55.15 ms (1.853):
+# published exllama 18.13 tok/s a stream; estimate 36.43 (the fp16 row x the engine's exllama / fp16 ratio at
+# concurrency 4, 1.084), +100.9%". Now 19.97 (+10.1%) because the fp16 loop's host floor is priced at the default
+# harness's 16.99 us (host47b: 35.17 ms, ratio 0.594), near this run's own 14.4 us fp16 host (held out: optimum
+# @4e987762 is one of hf_generate_kernel_host_s's held-out rows); its exllama GPU step (59.19 ms) is -6.8% (test 3b).
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "row",
@@ -162,13 +187,20 @@ _BATCH4_MS = {"optimum-2023": ("37.89", "0.700"), "optimum-2024": ("29.76", "0.5
                 reason=_BATCH4_REASON.format(
                     row=value[2],
                     published=value[0],
+                    estimate=value[1] * _ENGINE_RATIO4_AT_31US,
+                    gap=(value[1] * _ENGINE_RATIO4_AT_31US / value[0] - 1) * 100,
+                    fp16_ms=_BATCH4_MS[key][0],
+                    run_ratio=_BATCH4_MS[key][1],
+                )
+                + _BATCH4_HOST47.format(
                     estimate=value[1] * _ENGINE_RATIO4,
                     gap=(value[1] * _ENGINE_RATIO4 / value[0] - 1) * 100,
                     fp16_ms=_BATCH4_MS[key][0],
-                    run_ratio=_BATCH4_MS[key][1],
                 ),
             ),
         )
+        if key == "optimum-2023"
+        else key
         for key, value in _BATCH4.items()
     ],
 )
@@ -176,11 +208,11 @@ def test_optimum_exllama_four_streams_against_their_fp16_row(bundled_catalog, ro
     published, fp16, _ = _BATCH4[row]
     ratio = _llama13_ratio(4)
     # was 1.0 (acc44: above one stream exllama priced as fp16); fix44q: the GEMV's rows, 61.53 ms against 64.17
-    # (cls45d: 59.19 ms, 1.084)
+    # (cls45d: 59.19 ms, 1.084); host47b: 35.17 / 59.19 = 0.594 at the default harness's 16.99 us
     assert ratio == pytest.approx(_ENGINE_RATIO4, rel=0.002)
-    estimate = (
-        fp16 * ratio
-    )  # 2023: 28.61 vs 18.47 (+54.9%); 2024: 36.43 vs 18.13 (+100.9%) (cls45d; +49.0 / +93.3%)
+    estimate = fp16 * ratio
+    # 2023: 28.61 vs 18.47 (+54.9%); 2024: 36.43 vs 18.13 (+100.9%) (cls45d; +49.0 / +93.3%); host47b: 2023 15.68
+    # (-15.1%), 2024 19.97 (+10.1%)
     assert estimate == pytest.approx(published, rel=0.15)
 
 
@@ -270,7 +302,7 @@ _QWEN8K_REASON = (
 )
 def test_qwen_int4_generating_8192_on_one_a100(bundled_catalog, model):
     published, _, ours = _QWEN8K[model]
-    speed = _speed(QWEN_MODELS[model], "int4", 1, 8193, 8192)
+    speed = _speed(QWEN_MODELS[model], "int4", 1, 8193, 8192, "auto_gptq")  # host47b: stated as run
     assert speed == pytest.approx(ours, rel=0.01)  # the figure the reason quotes
     assert speed == pytest.approx(published, rel=0.15)
 
@@ -279,12 +311,53 @@ def test_qwen_int4_generating_8192_on_one_a100(bundled_catalog, model):
 # Published Int4 over BF16 at 8,192: 7B 38.61 / 36.14 = 1.068, 14B 27.33 / 24.87 = 1.099; the engine, exllama
 # stated: 1.0963 for both (host-bound, the floor x 0.912). Estimates 36.14 x 1.0963 = 39.62 (+2.6%), 24.87 x 1.0963
 # = 27.27 (-0.2%). (The 2048 column gives 44.87 vs 50.09, -10.4%, and 36.05 vs 38.72, -6.9%: inside too.)
+# host47b: stated as run, the Int4 row through AutoGPTQ's generate (auto_gptq, 31 us a kernel) and the BF16 row through
+# plain transformers (the default, 16.99 us), the engine's ratio is 0.668 at 7B and 0.961 at 14B (the BF16 steps at
+# 8,192 partly the GPU's work): the published ratio (1.07-1.10) says the README's host ran both at one rate. 7B a strict
+# xfail, UNEXPLAINED (QWEN1_BF16_HOST47 in test_outside_recommendations_stop43.py); 14B still inside (-12.5%).
+_QWEN8K_RATIO_HOST47 = (
+    "UNEXPLAINED (host47b; passing before, engine ratio 1.0963 with both rows at 31 us): [QWEN8K] Qwen-{model} Int4 "
+    "over BF16 generating 8,192 on one A100: published {pub_ratio} ({published} / {bf16}); stated as the README ran "
+    "them (Int4 'provided by the autogptq library': inference.generate_harness auto_gptq, 31 us a kernel; BF16 "
+    "plain transformers, the default 16.99 us) the engine's ratio is {ours_ratio}, estimate {estimate} ({gap}). The "
+    "README's own pair runs both harnesses at one per-kernel rate, so on this host AutoGPTQ's generate wrapper "
+    "(inference_mode + autocast, auto_gptq/modeling/_base.py l. 387-390 @4b8524ff) does not cost the 1.82x the "
+    "AutoGPTQ README / optimum hosts differ by: the harness split is not what makes this host slow. What is (the "
+    "qwen1 count's optional fused rms_norm, or the host itself) is not sized: see QWEN1_BF16_HOST47 "
+    "(test_outside_recommendations_stop43.py). A spec would need the run's flash-attn build or its host's rate, "
+    "neither published."
+)
+_QWEN8K_RATIO = {"7b": (0.668, "24.13", "-37.5%"), "14b": (0.961, "23.90", "-12.5%")}
+
+
 @pytest.mark.django_db
-@pytest.mark.parametrize("model", list(_QWEN8K))
+@pytest.mark.parametrize(
+    "model",
+    [
+        pytest.param(
+            model,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=_QWEN8K_RATIO_HOST47.format(
+                    model=model.upper(),
+                    pub_ratio=f"{_QWEN8K[model][0] / _QWEN8K[model][1]:.3f}",
+                    published=_QWEN8K[model][0],
+                    bf16=_QWEN8K[model][1],
+                    ours_ratio=_QWEN8K_RATIO[model][0],
+                    estimate=_QWEN8K_RATIO[model][1],
+                    gap=_QWEN8K_RATIO[model][2],
+                ),
+            ),
+        )
+        if model == "7b"
+        else model
+        for model in _QWEN8K
+    ],
+)
 def test_qwen_int4_over_bf16_at_8192_keeps_the_exllama_step_ratio(bundled_catalog, model):
     published, bf16, _ = _QWEN8K[model]
-    ratio = _speed(QWEN_MODELS[model], "int4", 1, 8193, 8192) / _speed(
+    ratio = _speed(QWEN_MODELS[model], "int4", 1, 8193, 8192, "auto_gptq") / _speed(
         QWEN_MODELS[model], "none", 1, 8193, 8192
     )
-    assert ratio == pytest.approx(36.958 / 33.711, rel=0.001)
+    assert ratio == pytest.approx(_QWEN8K_RATIO[model][0], abs=0.001)  # the figure the reason quotes
     assert bf16 * ratio == pytest.approx(published, rel=0.15)

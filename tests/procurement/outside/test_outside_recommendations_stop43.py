@@ -448,10 +448,10 @@ QWEN_MODELS = {
 }
 # (model, weight_quantization): (published tokens/s, published GB, ours tokens/s at this commit, engine hf_eager)
 QWEN_TABLE = {
-    ("7b", "none"): (40.93, 16.99, 42.11),
+    ("7b", "none"): (40.93, 16.99, 76.84),  # host47b: 42.11 at 31 us -> 76.84 at 16.99 us (strict xfail)
     ("7b", "int8"): (37.47, 11.20, 42.11),
     ("7b", "int4"): (50.09, 8.21, 46.17),  # acc44: inference.quant_kernel exllama stated (qwen_spec)
-    ("14b", "none"): (32.22, 30.15, 33.96),
+    ("14b", "none"): (32.22, 30.15, 48.72),  # host47b: 33.96 -> 48.72 (strict xfail)
     ("14b", "int8"): (29.28, 18.81, 33.96),
     ("14b", "int4"): (38.72, 13.01, 37.23),  # acc44: exllama, 33.96 / 0.912
     ("72b", "int4"): (
@@ -472,6 +472,13 @@ def qwen_spec(model: str, quantization: str) -> dict:
     inference = {"concurrency": 1, "context_len": 2049, "output_tokens": 2048, "engine": "hf_eager"}
     if quantization == "int4":
         inference["quant_kernel"] = "exllama"
+    # host47b: "The generation speed of the Int4/Int8 models mentioned above is provided by the autogptq library. The
+    # current speed of the model loaded using AutoModelForCausalLM.from_pretrained will be approximately 20% slower"
+    # (QwenLM/Qwen @03cd81f5 README, Inference Performance): the Int4 / Int8 rows ran AutoGPTQ's loader, whose
+    # generate wraps transformers' in inference_mode + autocast. A spec change that states what the published run
+    # did: inference.generate_harness auto_gptq (31 us a kernel). BF16 rows: plain transformers (the default).
+    if quantization in ("int4", "int8"):
+        inference["generate_harness"] = "auto_gptq"
     return {
         "name": f"qwen-{model}-{quantization}",
         "task": "inference",
@@ -556,7 +563,38 @@ _INT8_REASON = (
     "kernel (no inference.quant_kernel value); a spec would need the 8-bit library, its release and its loading "
     "path (AutoGPTQ's own loader or from_pretrained), none of which the README states."
 )
-_DECODE_MISSES = {("14b", "int8"): _INT8_REASON}
+# host47b: the Qwen-1 README's BF16 rows are plain transformers generate (the README's own AutoModelForCausalLM
+# snippet; its note sets the Int4 / Int8 rows' "autogptq library" apart from from_pretrained), so they take the new
+# default host, hf_generate_kernel_host_s 16.99 us a kernel (was 31 us), and leave the 15% band. Passing before at
+# 31 us: right for the wrong reason (the AutoGPTQ README's host applied to a plain transformers run).
+QWEN1_BF16_HOST47 = (
+    "UNEXPLAINED (host47b; passing before at eager_kernel_host_s 31 us): [QWEN] QwenLM/Qwen @03cd81f5 README, one "
+    "A100-SXM4-80G, PyTorch 2.0.1, BF16, batch 1, 2,048 generated, plain transformers generate (its "
+    "AutoModelForCausalLM snippet; only the Int4 / Int8 speeds are 'provided by the autogptq library'): "
+    "{row}. The default harness (inference.generate_harness transformers) now prices a kernel at "
+    "hf_generate_kernel_host_s, 16.99 us, the median of optimum's 2023 and the Qwen2.5 page's plain-transformers "
+    "A100 hosts; on the qwen1 count (23 kernels a layer + 30) these rows read 31.8 / 31.9 / 32.7 us (1.8B / 7B / "
+    "14B), the AutoGPTQ README's rate. Candidates, neither sized: (1) the count. 23 assumes flash-attn's fused "
+    "rms_norm (flash_attn.ops.rms_norm, built from csrc/layer_norm, which the README's install lists as 'optional. "
+    "Installing them might be slow'); without it Qwen-1's RMSNorm.forward falls back to "
+    "self._norm(x.float()).type_as(x) * self.weight (modeling_qwen.py, stored id 5880079356: float, pow, mean, add, "
+    "rsqrt, mul, type_as, weight mul = 8 kernels, x2 a layer): 37 a layer, 20.1-20.6 us a kernel, still 1.2x the "
+    "default; 47 (the rotary eager too) would read 15.9-16.3 us, but flash-attn > 2.1.1 ships the rotary "
+    "kernel, so that count is not the README's. The run's install is not published. (2) The harness: ruled out as "
+    "this host's cause by the same table, whose autogptq-library Int4 rows run at the BF16 rows' per-kernel rate "
+    "(7B Int4 / BF16 50.09 / 40.93 = 1.22, 14B 1.20, against exllama's 1.096; a 31 / 16.99 us harness split predicts "
+    "0.60: test_outside_quant_decode_audit_stop44.py). A spec would need the flash-attn build (layer_norm present "
+    "or not) as a model.eager_layer variant, whose count needs the run's install: not added."
+)
+_DECODE_MISSES = {
+    ("14b", "int8"): _INT8_REASON,
+    ("7b", "none"): QWEN1_BF16_HOST47.format(
+        row="published 40.93 tokens/s, ours 42.11 (+2.9%) -> 76.84 (+87.7%)"
+    ),
+    ("14b", "none"): QWEN1_BF16_HOST47.format(
+        row="published 32.22 tokens/s, ours 33.96 (+5.4%) -> 48.72 (+51.2%)"
+    ),
+}
 
 
 @pytest.mark.django_db
@@ -590,7 +628,11 @@ def test_qwen_decode_speed_on_one_a100_within_15_percent(bundled_catalog, model,
 def test_qwen_int8_extra_kernel_count_overpredicts_the_readme_int8_steps(bundled_catalog):
     key = "decode_tokens_per_second_per_stream"
     ours_int8 = sized(qwen_spec("14b", "int8"), "a100-sxm4-80gb")["throughput"][key]
-    ours_bf16 = sized(qwen_spec("14b", "none"), "a100-sxm4-80gb")["throughput"][key]
+    # host47b: the Int8 row states generate_harness auto_gptq (qwen_spec); the BF16 row is read on the same harness,
+    # so the comparison stays one of the weights' bits alone
+    bf16 = qwen_spec("14b", "none")
+    bf16["inference"]["generate_harness"] = "auto_gptq"
+    ours_bf16 = sized(bf16, "a100-sxm4-80gb")["throughput"][key]
     assert ours_int8 == pytest.approx(ours_bf16, rel=1e-6)  # one kernel a linear whatever the weights' bits
     readme = {"1.8b": (24, 54.09, 55.56), "7b": (32, 40.93, 37.47), "14b": (40, 32.22, 29.28)}
     predicted_ms, seen_ms, rate_us = {}, {}, {}

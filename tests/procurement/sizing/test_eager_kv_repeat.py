@@ -17,10 +17,13 @@ import pytest
 from procurement.sizing import WorkloadSpecError, parse_workload_spec, serving_host
 from procurement.sizing.documents import spec_from_knobs
 from procurement.sizing.throughput import inference_throughput
+from procurement.views.sizing import KNOB_DEFAULTS, form_fields
 
 
-def _spec(preset="qwen2.5-72b", layer=None, attn=None, engine="hf_eager", kv=None):
+def _spec(preset="qwen2.5-72b", layer=None, attn=None, engine="hf_eager", kv=None, harness=None):
     block = {"concurrency": 1, "context_len": 32768, "output_tokens": 2048, "engine": engine}
+    if harness:
+        block["generate_harness"] = harness
     if attn:
         block["attn_implementation"] = attn
     if kv:
@@ -61,8 +64,10 @@ def test_the_repeat_moves_the_gpu_step_by_its_passes():
         rows = inference_throughput(spec, bandwidth_gbps=2039.0, peak_tflops=312.0, generation=80)
         return float(np.asarray(rows["decode_step_seconds"]))
 
-    floor = serving_host.host_seconds_per_token(_spec())
-    unstated, stated = step(_spec()), step(_spec(layer="qwen2", attn="flash_attention_2"))
+    # host47b: AutoGPTQ's harness (31 us a kernel) keeps the 3-pass step under the host floor here
+    slow = {"harness": "auto_gptq"}
+    floor = serving_host.host_seconds_per_token(_spec(**slow))
+    unstated, stated = step(_spec(**slow)), step(_spec(layer="qwen2", attn="flash_attention_2", **slow))
     assert unstated == pytest.approx(floor)  # 3 passes: under the host floor on one A100
     assert stated > 1.5 * floor
 
@@ -154,3 +159,41 @@ def test_the_form_states_a_layer_only_when_one_is_picked():
         "eager_layer"
         not in spec_from_knobs(form | {"task": "full_finetune", "eager_layer": "llama"})["model"]
     )
+
+
+# host47b: inference.generate_harness
+def test_the_generate_harness_sets_the_host_rate_a_kernel():
+    plain, wrapped = _spec(), _spec(harness="auto_gptq")
+    assert plain.inference.generate_harness == "transformers"
+    assert serving_host.kernel_host_seconds(plain) == pytest.approx(16.99e-6)
+    assert serving_host.kernel_host_seconds(wrapped) == pytest.approx(31e-6)
+    ratio = serving_host.host_seconds_per_token(wrapped) / serving_host.host_seconds_per_token(plain)
+    assert ratio == pytest.approx(31 / 16.99)
+    assert "17 us a kernel is plain transformers generate" in serving_host.text(plain)
+    assert "AutoGPTQ's generate wrapper (inference.generate_harness auto_gptq" in serving_host.text(wrapped)
+
+
+def test_the_generate_harness_needs_an_eager_loop():
+    with pytest.raises(WorkloadSpecError, match="inference.generate_harness"):
+        _spec(engine="compiled", harness="auto_gptq")
+    with pytest.raises(WorkloadSpecError, match="inference.generate_harness"):
+        _spec(harness="accelerate")
+
+
+def test_the_form_states_the_generate_harness_only_where_it_is_not_the_default():
+    form = {
+        "task": "inference",
+        "preset": "qwen2.5-7b",
+        "concurrency": "1",
+        "serving_engine": "hf_eager",
+        "generate_harness": "transformers",
+    }
+    assert "generate_harness" not in spec_from_knobs(form)["inference"]
+    stated = spec_from_knobs(form | {"generate_harness": "auto_gptq"})
+    assert stated["inference"]["generate_harness"] == "auto_gptq"
+
+
+def test_the_form_offers_the_generate_harness_with_the_parsers_choices():
+    field = next(f for f in form_fields(KNOB_DEFAULTS, {}) if f["name"] == "generate_harness")
+    assert tuple(field["choices"]) == ("transformers", "auto_gptq")
+    assert field["value"] == "transformers" and "autocast" in field["hint"]
