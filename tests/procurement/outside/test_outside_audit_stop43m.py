@@ -72,6 +72,27 @@ Sources (stored copies read with read_file / find_string; figures quoted where u
            for Mixtral"; 0.12.0 (stored id 2703427195): "Supported FP8 OOTB MoE".
   [GPTOSS] openai/gpt-oss-120b config.json as the product's own docs quote it (docs/workload-spec.md,
            `sliding_window`: "GPT-OSS: 128 on 18 of 36 layers").
+  [V090]   moe47: the release commit itself, NVIDIA/TensorRT-LLM @250d9c293d5edbc2a45c20775b3150b1eb68b364 (the
+           commit whose docs/source/performance.md is [TRT9]'s stored copy id 5995251461, "All data was generated
+           using version 0.9.0"; earlier notes read only copies bracketing v0.9.0). Opened there:
+           tensorrt_llm/plugin/plugin.py PluginConfig `moe_plugin: str = "float16"` (the plugin is on unless a build
+           disables it; tensorrt_llm/builder.py build(): `network.plugin_config = build_config.plugin_config`,
+           BuildConfig `plugin_config: PluginConfig = PluginConfig()`, the path trtllm-build takes);
+           tensorrt_llm/layers/moe.py MixtureOfExperts: `self.weight_dtype = dtype`, int8 only `if
+           quant_mode.is_weight_only()`, so FP8 leaves the plugin's expert weights 16-bit, and `forward`: `if not
+           default_net().plugin_config.moe_plugin:` runs the OOTB path, `for i, expert in enumerate(self.experts):
+           out = expert(hidden_states)` (every expert on every token, masked by the top-k weights afterwards);
+           cpp/tensorrt_llm/plugins/mixtureOfExperts/mixtureOfExpertsPlugin.cpp init(): runners for (half, half),
+           (float, float), (half, int8 / int4), (bf16, bf16), (bf16, int8 / int4) only, else "Could not construct
+           the mixture of experts plugin": no FP8 runner; cpp/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/
+           moe_gemm_kernels_template.h (id 6142104181): the same static_assert as [MOEGEMM]; tensorrt_llm/layers/
+           mlp.py MLP / GatedMLP build `FP8Linear` / `FP8RowLinear` when `quant_mode.has_fp8_qdq()`, so the OOTB
+           experts (GatedMLP(..., quant_mode)) are FP8 GEMMs; examples/mixtral/README.md: no FP8 recipe, "Mixtral
+           supports OOTB operation without the plugin, however this comes at a significant performance cost".
+           So v0.9.0 had two MoE paths and neither is the engine's: the plugin (top-2, 16-bit experts, Sm80
+           grouped GEMM) and OOTB (FP8 experts, all 8 computed for every token). Which one [TRT9]'s FP8 engines
+           ran is not stated (the Mixtral recipe is not on the page; NVIDIA/TensorRT-LLM#1229, Tracin 2024-03-05:
+           "Mixtral with FP8 is almost done for now, will be released in version 0.9.0").
 """
 
 from __future__ import annotations
@@ -79,6 +100,7 @@ from __future__ import annotations
 import pytest
 
 from procurement.sizing import parse_workload_spec, size_workload
+from procurement.sizing.assumptions import PREFILL_EFFICIENCY_FP8
 from procurement.sizing.mfu import dense_efficiency, routed_bytes
 from procurement.sizing.params import active_params, input_lookup_params, layer_counts
 from procurement.sizing.throughput import training_flops_per_token
@@ -104,9 +126,42 @@ def gap(ours: float, published: float) -> float:
 # No test had these rows (test_serving_published.py and validation.py hold the dense rows of the same table;
 # test_outside_audit_stop43s.py the Mixtral first tokens). Ours: decode_tokens_per_second_total / TP, what the dense
 # rows are judged on.
+# moe47: the two MoE paths of the release commit ([V090]) against the rows, by hand
+# (test_v090_moe_paths_against_the_prefill_heavy_rows pins the arithmetic on the published rows; the OOTB row errors
+# are a hand model on the engine's own read, attention and all-reduce terms, not landed).
+MOE47_HOPPER = (
+    " moe47, the release commit opened ([V090], @250d9c29): the engine prices these experts at FP8 reads and the FP8 "
+    "rate (0.46 of 1,979 TFLOPS on top-2 FLOPs), a path v0.9.0 did not have. Its default MoE plugin has no FP8 "
+    "runner (mixtureOfExpertsPlugin.cpp init; moe.py weight_dtype = dtype), so there the experts ran top-2 in 16 "
+    "bits on the Sm80 grouped GEMM: the four prefill-heavy rows run 255-278 TFLOPS a GPU on top-2 FLOPs (0.26-0.28 "
+    "of the 16-bit peak) where the A100 FP16 rows of the same shapes run 138-145 (0.44-0.46), a Hopper / A100 "
+    "ratio of 1.84-1.92 that no opened source sizes (SM count x boost clock gives 1.72). Its OOTB path (moe.py "
+    "forward without the plugin; mlp.py FP8Linear experts: the network v0.9.0 builds already has FP8 OOTB experts, "
+    "whatever 0.12.0's 'Supported FP8 OOTB MoE' added, which is not read here) runs FP8 experts but all 8 for "
+    "every token, 93.1 "
+    "GFLOPs a token against 25.5: on it the same four rows run 931-1,014 TFLOPS a GPU, 0.470-0.512 of the FP8 "
+    "peak, beside the engine's fitted FP8 prefill efficiency 0.46 and the same table's dense Llama 2 70B TP 2 "
+    "batch-1,024 row's 0.446; the A100 rows could not have run it (1.62-1.70x the A100's peak), so the A100 ran "
+    "the plugin. Sized as OOTB by hand (decode: the slower of all experts' FP8 reads at 0.70 of the bandwidth and "
+    "all FLOPs at 0.46 of the FP8 peak; prompt FLOPs at 0.46; the engine's own attention and all-reduce seconds): "
+    "H200 -14.1 / +39.6 / "
+    "-15.1 / +30.0% (1,024 128/128, 256 128/2,048, 64 2,048/128, 64 2,048/2,048), H100 -12.7 / +35.4 / -17.4 / "
+    "-14.9% (512 128/128, 128 128/2,048, 64 2,048/128, 32 2,048/2,048): the long-output rows at 64-256 streams "
+    "want 4-8 ms a step more than OOTB's compute-bound decode, the H100 batch-32 row none (its FP8 reads of all "
+    "8 experts need 0.65 of 3,350 GB/s with prefill and all-reduces counted zero). Neither path alone fits the "
+    "eight rows (plugin: a Sm80 rate on Hopper no source gives, and no one rate: the engine's read-or-compute step "
+    "needs 268 / 334 TFLOPS on the experts for the H200 128/128 and 2,048/128 rows, 265 / 389 on the H100, while the "
+    "H100 128/2,048 and batch-32 rows exceed all 8 16-bit experts' reads even at infinite compute, 2,772 / 717 at "
+    "most, so a random router's fewer experts too; OOTB: three long rows +30 to +40%), and the page does not "
+    "say which path the FP8 engines ran "
+    "(no Mixtral recipe; NVIDIA/TensorRT-LLM#1229, Tracin 2024-03-05: 'Mixtral with FP8 is almost done for now, "
+    "will be released in version 0.9.0'). A spec would need the serving engine's MoE path (TensorRT-LLM release "
+    "and moe_plugin on / off) and, for the plugin, that kernel's Hopper rate; not added (the path is not stated "
+    "for these rows and neither sizes all of them)"
+)
 FP8_HOPPER_MOE = (
-    "[TRT9] Mixtral 8x7B FP8 on Hopper, {row}: published {published:,}; ours {ours:,.1f} ({err:+.1%}). UNEXPLAINED, "
-    "sized: the H100 batch-512 128/128 row's step is 512 / (5,255 x 2) = 48.7 ms with its amortized prefill, ours "
+    "UNEXPLAINED: [TRT9] Mixtral 8x7B FP8 on Hopper, {row}: published {published:,}; ours {ours:,.1f} ({err:+.1%}). "
+    "Sized: the H100 batch-512 128/128 row's step is 512 / (5,255 x 2) = 48.7 ms with its amortized prefill, ours "
     "21.3 ms (decode memory-bound, 13.3 ms: all experts' FP8 reads 23.3 GB a GPU at 0.70 of 3,350 GB/s = 9.9 ms plus "
     "KV). The 1,024 tokens a step (512 decoded, 512 prefilled) carry 1,024 x 2 x 12.75e9 = 26.1 TFLOP: 13.5% of two "
     "H100s' FP8 peak, where the same table's dense Llama 2 70B TP 2 batch 1,024 128/128 row (3,214) runs 45%. The "
@@ -136,7 +191,8 @@ FP8_HOPPER_MOE = (
     "16-bit engine (reads and rate) ours reads +67.0 / +18.8 / +20.3 / -15.1% (H200) and +30.1 / -26.8 / +6.5% (H100): "
     "too fast where the Sm80 rate binds, too slow where a random router's fewer experts do; each row needs both, "
     "and the experts a random router reads depend on its draw, which no spec of a deployable model states. "
-    "UNEXPLAINED as a sized term (the Sm80 rate is sized only by the A100 rows of this one table)"
+    "UNEXPLAINED as a sized term (the Sm80 rate is sized only by the A100 rows of this one table)."
+    + MOE47_HOPPER
 )
 A100_BELOW_READS = (
     "EXPLAINED: (cls45) [TRT9] Mixtral 8x7B FP16 A100 TP 2, batch 32, 2,048/2,048: published 801; ours "
@@ -165,8 +221,8 @@ A100_BELOW_READS = (
     "router's draw reads, which is no property of a deployable model: no field can; the product sizes trained routing"
 )
 L40S_MOE = (
-    "[TRT9] Mixtral 8x7B FP8 L40S (PCIe), {row}: published {published:,}; ours {ours:,.1f} ({err:+.1%}). "
-    "UNEXPLAINED: the long-output row's published step (32 / (412 x 4) = 19.4 ms) equals the FP8 weight reads alone "
+    "UNEXPLAINED: [TRT9] Mixtral 8x7B FP8 L40S (PCIe), {row}: published {published:,}; ours {ours:,.1f} "
+    "({err:+.1%}). The long-output row's published step (32 / (412 x 4) = 19.4 ms) equals the FP8 weight reads alone "
     "(11.7 GB a GPU at 0.70 of 864 GB/s = 19.3 ms), leaving no time for the KV reads and 64 PCIe all-reduces a step "
     "that ours adds (25.6 ms); the prefill-heavy rows read too fast instead (the same card's dense 70B TP 4 rows "
     "are +35.8% / +15.7%, test_outside_audit_stop42a.py): the L40S host's P2P and all-reduce path are not stated. "
@@ -177,7 +233,11 @@ L40S_MOE = (
     "row reads -32.5% at 0.45, -28.7% at 0.80, below its own weight reads either way. cls45: [MOEGEMM] ran the "
     "experts 16-bit (no FP8 weight type in the release's MoE GEMM); sized as a 16-bit engine the 2,048/128 row reads "
     "-5.3% (inside without any PCIe share) and 128/128 -23.7% (its 256 streams' decode reads a random router's "
-    "experts, [TRTBENCH], unsized); UNEXPLAINED"
+    "experts, [TRTBENCH], unsized); UNEXPLAINED. moe47 ([V090], the release commit): sized as the OOTB path "
+    "(FP8 experts, all 8 for every token, at the engine's FP8 rate) by hand the four L40S rows read +3.5 / +10.3 / "
+    "+4.6 / -30.3% (256 128/128, 256 128/2,048, 64 2,048/128, 32 2,048/2,048), the two xfails inside, but the same "
+    "path leaves three Hopper long-output rows +30 to +40% (MOE47_HOPPER) and the page does not say which MoE path "
+    "its FP8 engines ran (v0.9.0's default is the 16-bit plugin); not landed"
 )
 L40S_BELOW_READS = (
     "EXPLAINED: (cls45; before, left open with the PCIe rows) [TRT9] Mixtral 8x7B FP8 L40S (PCIe) TP 4, batch 32, "
@@ -208,8 +268,8 @@ MIXTRAL_ROWS = {
     (A100, "fp16", 2, 512, 128, 128): (
         2842,
         3582.1,
-        "[TRT9] Mixtral 8x7B FP16 A100 TP 2, batch 512, 128/128: published 2,842; ours {ours:,.1f} ({err:+.1%}). "
-        "UNEXPLAINED: the compute-bound row runs at 0.47 of the A100's peak on active FLOPs (2,842 x 2 x 2 x 12.75e9 "
+        "UNEXPLAINED: [TRT9] Mixtral 8x7B FP16 A100 TP 2, batch 512, 128/128: published 2,842; ours {ours:,.1f} "
+        "({err:+.1%}). The compute-bound row runs at 0.47 of the A100's peak on active FLOPs (2,842 x 2 x 2 x 12.75e9 "
         "/ 312e12 per GPU, prefill included), the dense 70B TP 4 batch-1,024 row of the same table 0.61: v0.9.0's "
         "MoE GEMMs at 0.77 of the dense rate, which the engine's inference path does not charge (the FP8 Hopper rows "
         "show the same, larger). serve44: the 2,048/128 row of the same card runs at the same 138 TFLOPS a GPU "
@@ -218,7 +278,14 @@ MIXTRAL_ROWS = {
         "the experts run the release's CUTLASS grouped GEMM ([MOEGEMM]: Sm80 tiles up to 128 x 128 x 64, 2-4 "
         "stages), not the dense GEMM plugin the engine's rate is fitted on, and its 512 streams route through a "
         "random router ([TRTBENCH]); no source gives that kernel's rate, the two rows of this table only: "
-        "UNEXPLAINED as a sized term",
+        "UNEXPLAINED as a sized term. moe47 ([V090], the release commit): this row ran the plugin, not OOTB (all 8 "
+        "experts for every token would need 1.70x the A100's peak here, 1.62x on the 2,048/128 row), i.e. top-2 "
+        "16-bit experts on the Sm80 grouped GEMM at 0.44-0.46 of the peak where the engine's dense A100 rate is 0.68; "
+        "an expert-only rate of 167-179 TFLOPS (0.54-0.57 of the peak) in the engine's read-or-compute decode step "
+        "would land this row and keep 128/2,048 and 2,048/128 inside (at 170: +9.9 / -10.6 / -13.9%), but it is a "
+        "constant fitted on two rows of this table with no held-out MoE serving row on an A100 and no source for "
+        "the kernel's rate, so not landed; with no overlap of reads and compute no single rate lands both "
+        "prefill-heavy rows (-21.4 / -17.3% at 170, -10.9 / -6.2% only at the dense 212 where 128/2,048 is -24.4%)",
     ),
     (A100, "fp16", 2, 128, 128, 2048): (1724, 1543.7, None),  # -10.5%
     (A100, "fp16", 2, 64, 2048, 128): (319, 303.8, None),  # -4.8%
@@ -281,6 +348,70 @@ def test_the_batch_32_long_output_rows_read_fewer_experts_than_any_trained_route
     assert experts == pytest.approx(room, abs=0.01)
     trained = 8 * (1 - 0.75**batch)  # expected experts a layer a trained (uniform) router's 32 streams read
     assert trained > 7.99 and experts < 0.82 * trained
+
+
+# moe47: [V090]'s two MoE paths against the prefill-heavy rows of [TRT9] (published arithmetic only). FLOPs a token,
+# top-2 (the plugin, the default): 2 x (2 experts of 3 x 4,096 x 14,336 over 32 layers + the attention weights + the
+# 32,000 x 4,096 output layer) = 25.5e9; OOTB (every expert for every token, FP8Linear experts): the same with 8
+# experts, 93.1e9. A step carries `batch` decoded and batch x prompt / output amortized prompt tokens in
+# batch / (published x TP) seconds. Dense peaks (NVIDIA datasheets): H100 SXM5 / H200 SXM FP8 1,979 and 16-bit 989
+# TFLOPS; A100 SXM4 FP16 312. SM count x boost clock: H100 132 x 1.98 GHz, A100 108 x 1.41 GHz.
+MIXTRAL_EXPERT_PARAMS = MIXTRAL_EXPERT_BYTES_16 // 2  # one expert in every layer
+MIXTRAL_OUTPUT_PARAMS = 32000 * 4096
+TOP2_FLOPS = 2 * (2 * MIXTRAL_EXPERT_PARAMS + MIXTRAL_ATTENTION_PARAMS + MIXTRAL_OUTPUT_PARAMS)
+OOTB_FLOPS = 2 * (8 * MIXTRAL_EXPERT_PARAMS + MIXTRAL_ATTENTION_PARAMS + MIXTRAL_OUTPUT_PARAMS)
+PREFILL_HEAVY_ROWS = {
+    # (gpu, batch, prompt, output): (published, OOTB share of the precision's peak, top-2 share of the 16-bit peak)
+    (H200, 1024, 128, 128): (5444, 0.512, 0.281),
+    (H100, 512, 128, 128): (5255, 0.495, 0.271),
+    (H200, 64, 2048, 128): (605, 0.484, 0.265),
+    (H100, 64, 2048, 128): (588, 0.470, 0.258),
+    (A100, 512, 128, 128): (2842, 1.697, 0.464),
+    (A100, 64, 2048, 128): (319, 1.619, 0.443),
+}
+PEAKS = {H200: (1979e12, 989e12), H100: (1979e12, 989e12), A100: (312e12, 312e12)}
+
+
+def _per_gpu_rate(gpu, batch, prompt, output, flops_per_token):
+    published = PREFILL_HEAVY_ROWS[(gpu, batch, prompt, output)][0]
+    step = batch / (published * 2)  # TP 2
+    tokens = batch + batch * prompt / output
+    return tokens * flops_per_token / 2 / step
+
+
+def test_v090_moe_paths_against_the_prefill_heavy_rows():
+    assert TOP2_FLOPS == pytest.approx(25.495e9, rel=1e-3) and OOTB_FLOPS == pytest.approx(93.141e9, rel=1e-3)
+    for (gpu, batch, prompt, output), (_, ootb_share, top2_share) in PREFILL_HEAVY_ROWS.items():
+        peak, peak16 = PEAKS[gpu]
+        ootb = _per_gpu_rate(gpu, batch, prompt, output, OOTB_FLOPS) / peak
+        top2 = _per_gpu_rate(gpu, batch, prompt, output, TOP2_FLOPS) / peak16
+        assert ootb == pytest.approx(ootb_share, abs=0.001) and top2 == pytest.approx(top2_share, abs=0.001)
+        if gpu == A100:
+            assert ootb > 1.6  # the A100 rows cannot have run OOTB: they ran the 16-bit plugin
+        else:  # OOTB's FP8 rate sits at the engine's FP8 prefill efficiency (0.46), 2-11% above it
+            assert 1.0 < ootb / PREFILL_EFFICIENCY_FP8.value < 1.12
+    # the plugin reading: Hopper's Sm80 grouped GEMM runs 1.84-1.92x the A100's on the same shapes, above the SM
+    # count x boost clock ratio; no source sizes the difference
+    a100 = {
+        prompt: _per_gpu_rate(A100, b, prompt, 128, TOP2_FLOPS)
+        for (g, b, prompt, _) in PREFILL_HEAVY_ROWS
+        if g == A100
+    }
+    ratios = [
+        _per_gpu_rate(g, b, prompt, 128, TOP2_FLOPS) / a100[prompt]
+        for (g, b, prompt, _) in PREFILL_HEAVY_ROWS
+        if g != A100
+    ]
+    assert min(ratios) == pytest.approx(1.84, abs=0.01) and max(ratios) == pytest.approx(1.92, abs=0.01)
+    sm_clock = 132 * 1.98 / (108 * 1.41)
+    assert sm_clock == pytest.approx(1.72, abs=0.01) and sm_clock < min(ratios)
+    # OOTB reads all 8 FP8 experts every step whatever the router: the H100 batch-32 2,048/2,048 row's step (prefill
+    # and all-reduces counted zero) then needs 0.65 of 3,350 GB/s for them, its FP8 attention and output layer and
+    # its FP8 KV cache (mean context 3,071.5)
+    step = 32 / (1317 * 2)
+    weights = (8 * MIXTRAL_EXPERT_PARAMS + MIXTRAL_ATTENTION_PARAMS + MIXTRAL_OUTPUT_PARAMS) / 2
+    kv = 32 * (2048 + 2047 / 2) * MIXTRAL_KV_ELEMENTS / 2
+    assert (weights + kv) / step / 3350e9 == pytest.approx(0.651, abs=0.001)
 
 
 # --- Case 2: [MB2511] DGX-GB200 MoE pretraining with expert parallelism beyond 8 GPUs (inside one NVL72 rack). ------
