@@ -64,6 +64,7 @@ KNOB_PATHS = {
     "serving_engine": "inference.engine",
     "quant_kernel": "inference.quant_kernel",
     "attn_implementation": "inference.attn_implementation",
+    "expert_precision": "inference.expert_precision",
     "eager_layer": "model.eager_layer",
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
@@ -90,6 +91,7 @@ _INFERENCE_ONLY = {
     "quant_kernel",
     "attn_implementation",
     "eager_layer",
+    "expert_precision",
 }
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
@@ -114,6 +116,7 @@ _TEXT_KNOBS = {
     "quant_kernel",
     "attn_implementation",
     "eager_layer",
+    "expert_precision",
 }
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
 _UNSTATED_DEFAULTS = {
@@ -122,6 +125,7 @@ _UNSTATED_DEFAULTS = {
     "serving_engine": "compiled",
     "quant_kernel": "unstated",
     "attn_implementation": "unstated",
+    "expert_precision": "model",
     "eager_layer": "from_preset",  # the spec's own default: the preset's architecture (presets.PRESET_EAGER_LAYERS)
 }
 

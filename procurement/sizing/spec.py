@@ -90,6 +90,11 @@ EAGER_LAYERS = ("llama", "qwen1", "qwen2", "mistral")
 # unstated (3 passes over the KV cache, a floor), eager, sdpa or flash_attention_2; with model.eager_layer it says
 # whether the code copies the cache per query head (repeat_kv) before attention
 ATTN_IMPLEMENTATIONS = ("unstated", "eager", "sdpa", "flash_attention_2")
+# inference.expert_precision: the routed experts' weights and GEMMs apart from the model's precision (MoE models,
+# task inference): model (default: the experts at spec.precision) or a 16-bit type, for a serving engine that keeps
+# the experts 16-bit under an FP8 model (TensorRT-LLM v0.9.0's MoE plugin: moe.py weight_dtype = dtype, no FP8
+# runner in mixtureOfExpertsPlugin.cpp; FP8 checkpoints that leave the experts in BF16). throughput.expert_split.
+EXPERT_PRECISIONS = ("model", "bf16", "fp16")
 # The software stack a training run is stated to run on (mfu.width_ceiling): other (unstated: the width ceiling
 # fitted on MosaicML llm-foundry's MPT sweep), megatron (NeMo, Megatron-Core, Megatron-Bridge: Transformer
 # Engine's fused kernels; its own 16-bit Hopper ceiling, assumptions.training_width_peak_hopper_megatron),
@@ -247,6 +252,9 @@ class InferenceSpec:
     quant_kernel: str = "unstated"
     # transformers' attn_implementation of an hf_eager loop (ATTN_IMPLEMENTATIONS, serving_host.kv_cache_passes)
     attn_implementation: str = "unstated"
+    # The routed experts' precision where the serving engine keeps it apart from the model's (EXPERT_PRECISIONS):
+    # "model" (the experts at spec.precision) or a 16-bit type (bytes and GEMM rate; throughput.expert_split)
+    expert_precision: str = "model"
     # Serving demand and latency targets (docs/workload-spec.md); None: not stated. Replicas come from the
     # demand (requests/s x output_tokens, or generated tokens/s); without one, one replica.
     requests_per_second: float | None = None
@@ -980,6 +988,7 @@ INFERENCE_KEYS = frozenset(
         "engine",
         "quant_kernel",
         "attn_implementation",
+        "expert_precision",
         *DEMAND_LIMITS,
     }
 )
@@ -1007,6 +1016,9 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         quant_kernel=reader.choice(data, "quant_kernel", "inference.quant_kernel", "unstated", QUANT_KERNELS),
         attn_implementation=reader.choice(
             data, "attn_implementation", "inference.attn_implementation", "unstated", ATTN_IMPLEMENTATIONS
+        ),
+        expert_precision=reader.choice(
+            data, "expert_precision", "inference.expert_precision", "model", EXPERT_PRECISIONS
         ),
         **demand,
     )
@@ -1196,6 +1208,20 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             "attn_implementation names the transformers attention an eager decode loop runs: it needs task "
             f"inference and inference.engine hf_eager (got {spec.task}, {spec.inference.engine})",
         )
+    if spec.inference.expert_precision != "model" and model_known:
+        if not model.is_moe:
+            reader.error(
+                "inference.expert_precision",
+                f"expert_precision states the routed experts' precision apart from the model's: it needs an MoE "
+                f"model (num_experts > 1); {model.name or 'this model'} is dense, so its weights are at precision "
+                f"({spec.precision}); leave expert_precision at model",
+            )
+        elif spec.task != "inference" or spec.weight_quantization != "none":
+            reader.error(
+                "inference.expert_precision",
+                "expert_precision prices a serving engine's 16-bit experts beside the model's precision: it needs "
+                f"task inference and weight_quantization none (got {spec.task}, {spec.weight_quantization})",
+            )
     if (
         spec.task == "inference"
         and spec.inference.engine == "hf_eager"
