@@ -135,3 +135,42 @@ def test_the_api_and_the_form_carry_the_field():
     form = {"task": "inference", "preset": "mixtral-8x7b", "concurrency": "1", "expert_precision": "model"}
     assert "expert_precision" not in spec_from_knobs(form)["inference"]
     assert spec_from_knobs(form | {"expert_precision": "bf16"})["inference"]["expert_precision"] == "bf16"
+
+
+@pytest.mark.django_db
+def test_the_ranking_prices_the_stated_experts(bundled_catalog):
+    # the ranking's own serving path (ranking/shapes.py) hands the 16-bit rate to the engine: with 16-bit experts an
+    # FP8 Mixtral decodes slower on every shape that serves it, and no shape raises
+    from dataclasses import replace
+
+    from procurement.ranking.contract import instance_counts_for
+    from procurement.ranking.serving import serving_options
+    from procurement.ranking.shapes import build_shapes
+    from procurement.services.recommendations import RankingContext, ranking_options_parse
+
+    def generated(experts):
+        document = {
+            "name": "m",
+            "task": "inference",
+            "model": {"preset": "mixtral-8x7b"},
+            "precision": "fp8",
+            "inference": {
+                "concurrency": 64,
+                "context_len": 4096,
+                "output_tokens": 512,
+                "kv_cache_dtype": "fp8",
+            },
+        }
+        if experts:
+            document["inference"]["expert_precision"] = experts
+        spec = parse_workload_spec(document)
+        context = RankingContext.current()
+        options = serving_options(spec, ranking_options_parse({}))
+        options = replace(options, instance_counts=instance_counts_for(spec, options))
+        prepared = context.prepared(options)
+        grid = prepared.grid(context.gpus, options.instance_counts)
+        return np.asarray(build_shapes(spec, grid, options).generated_tokens_per_second, dtype=float)
+
+    stated, model = generated("bf16"), generated(None)
+    both = np.isfinite(stated) & np.isfinite(model) & (model > 0)  # 0: a shape that does not serve it
+    assert both.any() and (stated[both] < model[both]).all()
