@@ -41,6 +41,7 @@ from procurement.sizing.spec import (
     EAGER_LAYERS,
     EXPERT_DISPATCHES,
     EXPERT_OVERLAPS,
+    EXPERT_PRECISIONS,
     EXPERT_ROUTINGS,
     FP8_RECIPES,
     GENERATE_HARNESSES,
@@ -325,6 +326,14 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "hf_generate_kernel_host_s, 17 us a kernel) or auto_gptq (AutoGPTQ's AutoGPTQForCausalLM.generate, which "
         "wraps it in torch.inference_mode() and torch.amp.autocast; the host at eager_kernel_host_s, 31 us a kernel, "
         "AutoGPTQ's README llama-7b fp16 A100 row)",
+    )
+    expert_precision = _choice(
+        EXPERT_PRECISIONS,
+        "MoE models only: the routed experts' precision where the serving engine keeps it apart from the model's. "
+        "model (default): the experts at precision. bf16 / fp16: the experts' weights at 2 bytes (memory and decode "
+        "reads) and their GEMMs at the card's 16-bit peak and the engine's 16-bit efficiency, the other layers at "
+        "precision (TensorRT-LLM v0.9.0's MoE plugin under FP8: moe.py weight_dtype = dtype, no FP8 runner; FP8 "
+        "checkpoints that keep the experts in BF16). Refused for a dense model, another task or quantized weights",
     )
     requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
     tokens_per_second = _number(

@@ -27,7 +27,7 @@ from procurement.sizing.assumptions import (
     GPUS_PER_NODE,
     TIGHT_UTILIZATION,
 )
-from procurement.sizing.compute_peak import power_bound_tflops, spec_peak_tflops
+from procurement.sizing.compute_peak import expert_rate_inputs, power_bound_tflops, spec_peak_tflops
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.host import pipeline_vcpus_needed, stack_host_ram, vcpus_per_gpu
 from procurement.sizing.mfu import bandwidth_factor, estimate_mfu, memory_factor, recompute_time_share
@@ -483,10 +483,17 @@ def _hours(
         kind_peak, kind_bandwidth, _ = effective_speed(spec, kind_gpus, kind_peak, kind_peak, kind_bandwidth)
         peak = np.array(kind_peak, dtype=float)[kind]
         bandwidth = np.array(kind_bandwidth, dtype=float)[kind]
+        # routed experts at a stated precision of their own (inference.expert_precision; NaN otherwise, unused)
+        expert = np.array(
+            [expert_rate_inputs(spec, gpu, p) for gpu, p in zip(kind_gpus, kind_peak, strict=True)],
+            dtype=float,
+        ).reshape(-1, 2)[kind]
         rows = inference_throughput(
             spec,
             bandwidth_gbps=bandwidth,
             peak_tflops=peak,
+            expert_peak_tflops=expert[:, 0],
+            expert_compute_efficiency=expert[:, 1],
             gpu_counts=total,
             tensor_parallel=grid.tensor_parallel,
             pipeline_parallel=pipeline_degree(spec),

@@ -87,16 +87,37 @@ def embedding_bytes(spec: WorkloadSpec) -> float:
     return 2.0 if is_nvfp4(spec) else min(compute_bytes(spec), 2.0)
 
 
+def routed_expert_params(model: ModelSpec) -> float:
+    """All routed experts' weights, every MoE layer (Mixtral 8x7B: 32 x 8 x 3 x 4,096 x 14,336 = 45.10e9); 0 for
+    a dense model."""
+    _, moe_layers = counts.layer_counts(model)
+    return float(moe_layers * model.num_experts * counts.dense_mlp_params(model, model.moe_intermediate_size))
+
+
+def expert_weight_bytes(spec: WorkloadSpec) -> float | None:
+    """Bytes a routed expert weight where ``inference.expert_precision`` states the experts' precision apart from
+    the model's (2 for bf16 / fp16: TensorRT-LLM v0.9.0's MoE plugin under an FP8 model, moe.py `weight_dtype =
+    dtype`); None where the experts are at the model's precision (the default)."""
+    if not spec.model.is_moe or spec.inference.expert_precision == "model":
+        return None
+    return DTYPE_BYTES[spec.inference.expert_precision]
+
+
 def weights_bytes(spec: WorkloadSpec) -> float:
     """All resident weights. Quantization, fp8 storage and NVFP4 apply to block linears; embeddings, head
     and norms stay 16-bit (Transformer Engine converts only its Linear/LayerNormLinear modules; ModelOpt
-    leaves the LM head out of its NVFP4 checkpoints)."""
+    leaves the LM head out of its NVFP4 checkpoints). A stated ``inference.expert_precision`` holds the routed
+    experts at its bytes instead of the block linears' (Mixtral 8x7B FP8 with 16-bit experts: 45.10e9 x 2 +
+    1.61e9 x 1 bytes)."""
     model = spec.model
     if spec.weight_quantization == "none" and not spec.fp8_weights and not is_nvfp4(spec):
         base = model.params * compute_bytes(spec)
     else:
         linears = counts.quantizable_params(model)
         base = linears * block_linear_bytes(spec) + (model.params - linears) * embedding_bytes(spec)
+    expert_bytes = expert_weight_bytes(spec)
+    if expert_bytes is not None:
+        base += routed_expert_params(model) * (expert_bytes - block_linear_bytes(spec))
     return base + adapter_params(spec) * adapter_bytes(spec)
 
 

@@ -4,6 +4,8 @@ matmuls."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from procurement.sizing import image_model
 from procurement.sizing.assumptions import (
     ADA_UNET_TFLOPS_PER_WATT,
@@ -18,7 +20,12 @@ from procurement.sizing.assumptions import (
     SLOT_POWERED_CARD_W,
     VISION_PEAK_EFFICIENCY,
 )
-from procurement.sizing.efficiency import diffusion_saturation_of, image_saturation, image_saturation_of
+from procurement.sizing.efficiency import (
+    diffusion_saturation_of,
+    image_saturation,
+    image_saturation_of,
+    serving_efficiency,
+)
 from procurement.sizing.gpus import GpuSpec
 
 AMPERE = 80
@@ -189,3 +196,22 @@ def power_bound_tflops(spec, gpu: GpuSpec) -> float:
     ):
         return float("inf")
     return ADA_UNET_TFLOPS_PER_WATT.value * gpu.tdp_w
+
+
+def expert_rate_inputs(spec, gpu: GpuSpec, peak=None) -> tuple[float, float]:
+    """(dense peak TFLOPS, measured serving efficiency) the routed experts' GEMMs run at where
+    ``inference.expert_precision`` states them apart from the model's precision (throughput.expert_split):
+    the card's datasheet peak at that precision, scaled like ``peak`` (the model precision's peak as the caller
+    adjusted it; None: the datasheet's), and this part's measured serving efficiency at that precision (NaN: the
+    engine's 16-bit prefill_efficiency applies, as for a 16-bit model). (NaN, NaN) where the experts run at the
+    model's precision."""
+    dtype = spec.inference.expert_precision
+    if not spec.model.is_moe or dtype == "model":
+        return float("nan"), float("nan")
+    own = gpu.dense_tflops(spec.precision)
+    expert_peak = gpu.dense_tflops(dtype)
+    if expert_peak is None:
+        return float("nan"), float("nan")
+    if peak is not None and own:
+        expert_peak = expert_peak * float(peak) / own
+    return float(expert_peak), serving_efficiency(replace(spec, precision=dtype), gpu)

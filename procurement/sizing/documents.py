@@ -65,6 +65,7 @@ KNOB_PATHS = {
     "quant_kernel": "inference.quant_kernel",
     "attn_implementation": "inference.attn_implementation",
     "generate_harness": "inference.generate_harness",
+    "expert_precision": "inference.expert_precision",
     "eager_layer": "model.eager_layer",
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
@@ -92,6 +93,7 @@ _INFERENCE_ONLY = {
     "attn_implementation",
     "generate_harness",
     "eager_layer",
+    "expert_precision",
 }
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
@@ -117,6 +119,7 @@ _TEXT_KNOBS = {
     "attn_implementation",
     "generate_harness",
     "eager_layer",
+    "expert_precision",
 }
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
 _UNSTATED_DEFAULTS = {
@@ -126,6 +129,7 @@ _UNSTATED_DEFAULTS = {
     "quant_kernel": "unstated",
     "attn_implementation": "unstated",
     "generate_harness": "transformers",
+    "expert_precision": "model",
     "eager_layer": "from_preset",  # the spec's own default: the preset's architecture (presets.PRESET_EAGER_LAYERS)
 }
 

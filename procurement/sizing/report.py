@@ -19,7 +19,7 @@ from procurement.sizing.assumptions import ALL_ASSUMPTIONS
 from procurement.sizing.bytes_model import memory_assumptions, sliding_window_notes, state_bytes
 from procurement.sizing.communication_text import communication_phrase, communication_warns
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
-from procurement.sizing.compute_peak import power_bound_tflops, spec_peak_tflops
+from procurement.sizing.compute_peak import expert_rate_inputs, power_bound_tflops, spec_peak_tflops
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import (
     GpuSpec,
@@ -165,10 +165,16 @@ def _throughput_rows(
         [tensor_parallel_over_nvlink(gpu, plan.tensor_parallel) for gpu in gpus for plan in plans], dtype=bool
     )
     power_bound = np.repeat([power_bound_tflops(spec, gpu) for gpu in gpus], len(plans)).astype(float)
+    # routed experts at a stated precision of their own (inference.expert_precision; NaN otherwise, unused)
+    expert = np.repeat(
+        [expert_rate_inputs(spec, gpu, p) for gpu, p in zip(gpus, kind_peak, strict=True)], len(plans), axis=0
+    ).astype(float)
     return inference_throughput(
         spec,
         bandwidth_gbps=bandwidth,
         peak_tflops=peak,
+        expert_peak_tflops=expert[:, 0],
+        expert_compute_efficiency=expert[:, 1],
         generation=generation,
         power_bound_tflops=power_bound if spec.model.image_arch is not None else None,
         gpu_counts=gpu_counts,

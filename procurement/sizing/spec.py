@@ -94,6 +94,11 @@ ATTN_IMPLEMENTATIONS = ("unstated", "eager", "sdpa", "flash_attention_2")
 # (default: the model's own generate, plain transformers) or auto_gptq (AutoGPTQ's AutoGPTQForCausalLM.generate,
 # which wraps it in torch.inference_mode() + torch.amp.autocast: a slower host a kernel)
 GENERATE_HARNESSES = ("transformers", "auto_gptq")
+# inference.expert_precision: the routed experts' weights and GEMMs apart from the model's precision (MoE models,
+# task inference): model (default: the experts at spec.precision) or a 16-bit type, for a serving engine that keeps
+# the experts 16-bit under an FP8 model (TensorRT-LLM v0.9.0's MoE plugin: moe.py weight_dtype = dtype, no FP8
+# runner in mixtureOfExpertsPlugin.cpp; FP8 checkpoints that leave the experts in BF16). throughput.expert_split.
+EXPERT_PRECISIONS = ("model", "bf16", "fp16")
 # The software stack a training run is stated to run on (mfu.width_ceiling): other (unstated: the width ceiling
 # fitted on MosaicML llm-foundry's MPT sweep), megatron (NeMo, Megatron-Core, Megatron-Bridge: Transformer
 # Engine's fused kernels; its own 16-bit Hopper ceiling, assumptions.training_width_peak_hopper_megatron),
@@ -253,6 +258,9 @@ class InferenceSpec:
     attn_implementation: str = "unstated"
     # whose generate drives an hf_eager loop (GENERATE_HARNESSES, serving_host.kernel_host_seconds)
     generate_harness: str = "transformers"
+    # The routed experts' precision where the serving engine keeps it apart from the model's (EXPERT_PRECISIONS):
+    # "model" (the experts at spec.precision) or a 16-bit type (bytes and GEMM rate; throughput.expert_split)
+    expert_precision: str = "model"
     # Serving demand and latency targets (docs/workload-spec.md); None: not stated. Replicas come from the
     # demand (requests/s x output_tokens, or generated tokens/s); without one, one replica.
     requests_per_second: float | None = None
@@ -987,6 +995,7 @@ INFERENCE_KEYS = frozenset(
         "quant_kernel",
         "attn_implementation",
         "generate_harness",
+        "expert_precision",
         *DEMAND_LIMITS,
     }
 )
@@ -1017,6 +1026,9 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         ),
         generate_harness=reader.choice(
             data, "generate_harness", "inference.generate_harness", "transformers", GENERATE_HARNESSES
+        ),
+        expert_precision=reader.choice(
+            data, "expert_precision", "inference.expert_precision", "model", EXPERT_PRECISIONS
         ),
         **demand,
     )
@@ -1229,6 +1241,20 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             "generate_harness names whose generate drives an eager decode loop: it needs task inference and "
             f"inference.engine hf_eager (got {spec.task}, {spec.inference.engine})",
         )
+    if spec.inference.expert_precision != "model" and model_known:
+        if not model.is_moe:
+            reader.error(
+                "inference.expert_precision",
+                f"expert_precision states the routed experts' precision apart from the model's: it needs an MoE "
+                f"model (num_experts > 1); {model.name or 'this model'} is dense, so its weights are at precision "
+                f"({spec.precision}); leave expert_precision at model",
+            )
+        elif spec.task != "inference" or spec.weight_quantization != "none":
+            reader.error(
+                "inference.expert_precision",
+                "expert_precision prices a serving engine's 16-bit experts beside the model's precision: it needs "
+                f"task inference and weight_quantization none (got {spec.task}, {spec.weight_quantization})",
+            )
     if (
         spec.task == "inference"
         and spec.inference.engine == "hf_eager"

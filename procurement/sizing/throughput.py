@@ -73,6 +73,7 @@ from procurement.sizing.attention_kernels import extra_attention_seconds
 from procurement.sizing.bytes_model import (
     DTYPE_BYTES,
     embedding_bytes,
+    expert_weight_bytes,
     op_level_recomputed_matmuls,
     selective_modules,
     state_bytes,
@@ -923,7 +924,11 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
         experts, k = model.num_experts, model.experts_per_token
         expert_params = inactive * experts / (experts - k)
         touched = routed_experts_touched(model, concurrency)
-        weight_read -= expert_params * (1.0 - touched) * state.weight_bytes / model.params
+        # a routed expert weight's bytes: the stated expert precision's (inference.expert_precision), else the
+        # model's mean
+        expert_bytes = expert_weight_bytes(spec)
+        per_weight = state.weight_bytes / model.params if expert_bytes is None else expert_bytes
+        weight_read -= expert_params * (1.0 - touched) * per_weight
     # Quantized weights cost more time per byte (dequantization): count them as bandwidth-equivalent bytes.
     weight_read /= DECODE_EFFICIENCY.get(spec.weight_quantization, 1.0)
     inference = spec.inference
@@ -931,6 +936,20 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
     kv_read = counts.kv_elems_per_token(model) * DTYPE_BYTES[inference.kv_cache_dtype]
     kv_read = kv_read * counts.cached_tokens(model, average_context)
     return weight_read, kv_read
+
+
+def expert_split(spec: WorkloadSpec) -> tuple[float, str | None]:
+    """(the routed experts' matmul weights one token multiplies, their precision) where
+    ``inference.expert_precision`` states the experts apart from the model's precision; (0, None) otherwise, the
+    experts then run with the rest at spec.precision. Mixtral 8x7B: 32 layers x top-2 x 3 x 4,096 x 14,336 =
+    11.27e9 of its 12.75e9 a token. Shared experts and the router stay at the model's precision (TensorRT-LLM
+    v0.9.0's MoE plugin holds only the routed experts: tensorrt_llm/layers/moe.py @250d9c29)."""
+    model = spec.model
+    if not model.is_moe or spec.inference.expert_precision == "model":
+        return 0.0, None
+    _, moe_layers = counts.layer_counts(model)
+    per_expert = counts.dense_mlp_params(model, model.moe_intermediate_size)
+    return float(moe_layers * model.experts_per_token * per_expert), spec.inference.expert_precision
 
 
 def prefill_efficiency(precision: str, generation=None) -> np.ndarray:
@@ -964,6 +983,8 @@ def inference_throughput(
     compute_efficiency=None,
     power_bound_tflops=None,
     tensor_parallel_nvlink=None,
+    expert_peak_tflops=None,
+    expert_compute_efficiency=None,
 ) -> dict[str, np.ndarray]:
     """Decode tokens/s (per stream and total over concurrency and replicas) and time to first token.
 
@@ -998,6 +1019,11 @@ def inference_throughput(
     ceiling on Hopper). `compute_efficiency`: per row, a part's own measured serving efficiency
     (efficiency.serving_efficiency; NaN: prefill_efficiency applies). `power_bound_tflops`: image presets,
     each row's board-power bound on a generation's FLOP rate (compute_peak.power_bound_tflops; None: none).
+    `expert_peak_tflops`, `expert_compute_efficiency`: where ``inference.expert_precision`` states 16-bit routed
+    experts (expert_split), each row's dense peak at that precision and the part's measured serving efficiency
+    at it (NaN: prefill_efficiency at that precision, the 16-bit path); the experts' GEMMs run there, the rest
+    at spec.precision, and their weights are read at 2 bytes (decode_read_bytes). compute_peak.expert_rate_inputs
+    gives both; required when the spec states the field.
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
@@ -1026,11 +1052,28 @@ def inference_throughput(
     measured = _array(compute_efficiency, np.nan)
     efficiency = np.where(np.isnan(measured), prefill_efficiency(spec.precision, generation), measured)
     flop_rate = tp * _array(peak_tflops, np.nan) * 1e12 * efficiency
+    # routed experts at a stated precision of their own (inference.expert_precision): their GEMMs at that
+    # precision's peak and efficiency, the other matmuls at spec.precision's
+    expert_active, expert_dtype = expert_split(spec)
+    # seconds of one token's matmuls
+    matmul_s = 2.0 * n_active / flop_rate
+    if expert_dtype is not None:
+        if expert_peak_tflops is None:
+            raise ValueError(
+                "inference.expert_precision is stated: pass expert_peak_tflops (expert_rate_inputs)"
+            )
+        measured_expert = _array(expert_compute_efficiency, np.nan)
+        expert_efficiency = np.where(
+            np.isnan(measured_expert), prefill_efficiency(expert_dtype, generation), measured_expert
+        )
+        expert_rate = tp * _array(expert_peak_tflops, np.nan) * 1e12 * expert_efficiency
+        # the experts' share at their own rate
+        matmul_s = 2.0 * (n_active - expert_active) / flop_rate + 2.0 * expert_active / expert_rate
     # a decode token attends to its whole context (no mask to halve); a prompt token to half the prompt
     decode_attention = attention_forward_flops_per_token(
         spec.model, prompt + inference.output_tokens / 2.0, causal=False
     )
-    gemm_s = np.maximum(weight_read / read_rate, concurrency * 2.0 * n_active / flop_rate)
+    gemm_s = np.maximum(weight_read / read_rate, concurrency * matmul_s)
     # an eager loop's exllama linears: its GEMV runs each row (stream) again; from 8 rows it reconstructs fp16
     # weights for cuBLAS (serving_host.quant_kernel_gemm_seconds); gemm_s unchanged otherwise
     gemm_s = serving_host.quant_kernel_gemm_seconds(spec, gemm_s, weight_read, read_rate, tp)
@@ -1050,6 +1093,8 @@ def inference_throughput(
     replicas = np.floor(gpus / (tp * pp))
     prefill_flops = 2.0 * n_active + attention_forward_flops_per_token(spec.model, prompt)
     prefill_compute_s = prefill_flops * prompt / flop_rate
+    if expert_dtype is not None:  # the experts' FLOPs at their own rate (matmul_s)
+        prefill_compute_s = (matmul_s + (prefill_flops - 2.0 * n_active) / flop_rate) * prompt
     # a request's context phase: its FLOPs at the prefill efficiency (fitted on 2,048-token first tokens,
     # which carry the per-layer fixed costs), or, where the forward is read-bound (short prompts), the weight
     # reads plus the context phase's fixed cost a layer (CONTEXT_LAYER_FIXED_SECONDS, measured, mechanism not
@@ -1074,9 +1119,7 @@ def inference_throughput(
         "decode_communication_seconds": decode_comm_s,
         "decode_attention_seconds": attention_s,
         "prefill_seconds_per_step": prefill_per_step_s,
-        "decode_bound": np.where(
-            concurrency * 2.0 * n_active / flop_rate > weight_read / read_rate, "compute", "memory"
-        ),
+        "decode_bound": np.where(concurrency * matmul_s > weight_read / read_rate, "compute", "memory"),
         "decode_tokens_per_second_upper_bound": 1.0 / single_stream_bound,
     }
 

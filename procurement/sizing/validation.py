@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from procurement.sizing.assumptions import FRAGMENTATION_FRACTION, GB, GIB
+from procurement.sizing.compute_peak import expert_rate_inputs
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import (
     collective_bandwidth_gbps,
@@ -881,16 +882,24 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
     if case.metric == "max_context":
         return _max_context(spec, case)
     if case.metric == "decode":
+        expert_peak, expert_efficiency = expert_rate_inputs(spec, gpu)
         decode = inference_throughput(
-            spec, bandwidth_gbps=gpu.memory_bandwidth_gbps, peak_tflops=gpu.dense_tflops(spec.precision)
+            spec,
+            bandwidth_gbps=gpu.memory_bandwidth_gbps,
+            peak_tflops=gpu.dense_tflops(spec.precision),
+            expert_peak_tflops=expert_peak,
+            expert_compute_efficiency=expert_efficiency,
         )
         return float(decode["decode_tokens_per_second_per_stream"])
     if case.metric in ("serving_tps", "ttft_ms"):
         tp = spec.parallelism.tensor_parallel
+        expert_peak, expert_efficiency = expert_rate_inputs(spec, gpu)
         served = inference_throughput(
             spec,
             bandwidth_gbps=gpu.memory_bandwidth_gbps,
             peak_tflops=gpu.dense_tflops(spec.precision),
+            expert_peak_tflops=expert_peak,
+            expert_compute_efficiency=expert_efficiency,
             tensor_parallel_gbps=collective_bandwidth_gbps(gpu, tp),
             tensor_parallel_nvlink=tensor_parallel_over_nvlink(gpu, tp),
             generation=gpu.generation or 0,

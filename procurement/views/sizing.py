@@ -22,6 +22,7 @@ from procurement.sizing.spec import (
     ATTN_IMPLEMENTATIONS,
     CHECKPOINTING,
     EAGER_LAYERS,
+    EXPERT_PRECISIONS,
     GENERATE_HARNESSES,
     LORA_IMPLEMENTATIONS,
     PRECISIONS,
@@ -70,6 +71,7 @@ KNOB_DEFAULTS = {
     "attn_implementation": "unstated",
     "generate_harness": "transformers",
     "eager_layer": "from_preset",
+    "expert_precision": "model",
     "resolution_px": "",
     "steps": "",
     "train_steps": "",
@@ -146,6 +148,11 @@ KNOB_LABELS = {
         "Decoder layer code",
         "hf_eager: from_preset (Qwen2.5 qwen2, mistral-7b mistral, else llama) / llama / qwen1 / qwen2 / mistral",
     ),
+    "expert_precision": (
+        "Expert precision",
+        "MoE inference: model (experts at the precision above) / bf16 / fp16 (experts kept 16-bit under an FP8 "
+        "model: 2 bytes a weight, the 16-bit GEMM rate; TensorRT-LLM v0.9.0's MoE plugin)",
+    ),
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),
     "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),
     "train_steps": ("Training steps", "image presets: for hours"),
@@ -166,6 +173,7 @@ _TEXT_KNOBS = (
     "attn_implementation",
     "generate_harness",
     "eager_layer",
+    "expert_precision",
 )
 
 
@@ -184,6 +192,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "attn_implementation": ATTN_IMPLEMENTATIONS,
         "generate_harness": GENERATE_HARNESSES,
         "eager_layer": ("from_preset", *EAGER_LAYERS),
+        "expert_precision": EXPERT_PRECISIONS,
     }
     return [
         {
