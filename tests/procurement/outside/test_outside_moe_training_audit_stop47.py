@@ -132,7 +132,15 @@ def test_dsv3_mxfp8_gb200_2602_01_with_its_recipes_hybridep_within_15_percent():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="aud47m: [MBARCH] 26.02.01 DGX-B200 DeepSeek-V3 MXFP8 (PP 16, EP 8, GBS 4096) published 2,790; stated "
+    reason="UNEXPLAINED (fix47m: aud47m's engine split tried, refitted and not landed. With HybridEP's share on "
+    "moe_layer_fixed_seconds only the share's refit on its two fit rows (Qwen3-30B-A3B GB200 25.11 / 26.02, 23,766 / "
+    "26,084) goes to its bound 0 and leaves them -4.6% / -13.1% (were +4.5% / -4.8%); this row then reads 2,845.0 "
+    "(+2.0%) but the held-out Qwen3-30B-A3B B200 26.04.01 row of the share's recipe (27,136) goes -10.2% -> -17.9%, "
+    "out: at 16 local experts the per-expert launches alone (3.28 ms) exceed the whole fixed cost those rows ask for "
+    "(1.97 ms), at 32 this row asks for them whole. Left: moe_local_expert_seconds, whose fit pair (DeepSeek-V3 B200 "
+    "25.11 / 26.02) states the 26.02 row alltoall where its recipe sets hybridep; not refitted. "
+    "test_outside_moe_training_stop47.py::test_the_hybridep_share_on_the_layer_term_only_does_not_refit) "
+    "aud47m: [MBARCH] 26.02.01 DGX-B200 DeepSeek-V3 MXFP8 (PP 16, EP 8, GBS 4096) published 2,790; stated "
     "with its recipe's hybridep ([RCP0201] deepseek_workload_base_configs.py lines 107-116 and 183-189 at cfeddcd94, "
     "the plan exactly) ours 3,307.7 (+18.6%; +16.5% with gradient_sync last_micro_batch); with alltoall 2,523.4 "
     "(-9.6%). The same rule moet47 applied to the "
