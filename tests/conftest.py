@@ -10,6 +10,9 @@ from django.db import connection
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
+# `--accuracy-ledger PATH`: the outside accuracy ledger (tests/accuracy_ledger.py).
+pytest_plugins = ["tests.accuracy_ledger"]
+
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
 
 # CI runs the property tests derandomized (the same examples every run, so a red CI is reproducible) and

@@ -2,15 +2,20 @@
 measurements of a workload's kind, stated next to each memory and speed figure.
 
 A workload falls in a family (pretrain, full fine-tune, LoRA, QLoRA, LLM inference and serving, image
-diffusion, object detection, vision classifiers); each family crossed with a metric (memory, throughput) is an
-accuracy class. The class table, built from the rows of docs/validation.md (``validation.validation_rows`` and
-``image_validation.image_cases``), is written by ``manage.py validate_sizing`` to
-procurement/data/reference/accuracy_classes.json and read once per process: a sizing or ranking row looks
-its class up and never recomputes the validation.
+diffusion, object detection, vision classifiers); each family crossed with a metric (memory, throughput), and
+where the engine does very differently by what is measured a kind (LLM inference speed: first token, decode at
+batch 1, serving throughput, each dense or mixture-of-experts; image models: training or inference), is an
+accuracy class. A class counts held-out evidence only: the rows of docs/validation.md no constant was fitted on
+(``validation.Case.fit_row``, ``image_validation.ImageCase.fit_row``; the fit rows are named apart) and the
+outside cases of tests/procurement/outside, from the dated ledger procurement/data/reference/outside_accuracy.json
+(written by the pytest plugin tests/accuracy_ledger.py, never per request). ``manage.py validate_sizing`` writes
+the class table, procurement/data/reference/accuracy_classes.json, from both; it is read once per process: a
+sizing or ranking row looks its class up and never recomputes the validation.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import statistics
 from dataclasses import dataclass
@@ -19,8 +24,15 @@ from pathlib import Path
 from typing import Any
 
 ACCURACY_CLASSES_JSON = Path(__file__).resolve().parents[1] / "data" / "reference" / "accuracy_classes.json"
+# The dated ledger of the outside cases (tests/procurement/outside), held out of every fit: written by the pytest
+# plugin tests/accuracy_ledger.py (OUTSIDE_LEDGER_COMMAND), never per request nor by validate_sizing.
+OUTSIDE_ACCURACY_JSON = ACCURACY_CLASSES_JSON.with_name("outside_accuracy.json")
+OUTSIDE_LEDGER_COMMAND = (
+    "pytest tests/procurement/outside -n 2 -p no:cacheprovider "
+    "--accuracy-ledger procurement/data/reference/outside_accuracy.json"
+)
 METRICS = ("memory", "throughput")
-# Under this many published cases a share or a median says little: the text gives the count instead.
+# Under this many held-out cases a share or a median says little: the text gives each case's error instead.
 FEW_CASES = 5
 # Issue 26 item 7's targets for language models: throughput within 15%, memory within 10%.
 LANGUAGE_TARGETS = {"memory": 0.10, "throughput": 0.15}
@@ -40,10 +52,25 @@ FAMILY_LABELS = {
     "image_vision": "vision classifiers",
     "image_tier": "image tier estimates",
 }
-# image_validation.py's cases state their model in words; these name a detector or a classifier (every
-# other image case is a diffusion model). A case that begins "same," repeats the case before it.
-DETECTION_WORDS = ("yolo", "detr")
-VISION_WORDS = ("vit-",)
+# LLM inference speed by what is measured (validation.Case.metric), each dense or mixture-of-experts: the engine
+# gets a first-token time, a batch-1 decode and a batched serving throughput right to very different degrees.
+INFERENCE_MEASURE_OF_METRIC = {"ttft_ms": "first_token", "decode": "decode_batch1", "serving_tps": "serving"}
+INFERENCE_MEASURE_LABELS = {
+    "first_token": "LLM first-token times",
+    "decode_batch1": "LLM decode at batch 1",
+    "serving": "LLM serving throughput",
+}
+MOE_LABELS = {"dense": "dense models", "moe": "mixture-of-experts models"}
+IMAGE_KIND_LABELS = {
+    "image_diffusion": {"training": "image diffusion training", "inference": "image diffusion generation"},
+    "image_detection": {"training": "object detector training", "inference": "object detector inference"},
+    "image_vision": {"training": "vision classifier training", "inference": "vision classifier inference"},
+}
+# A model named in an image case's words (image_case_family, a check of the text against the explicit
+# ImageCase.family): detectors and classifiers by their architecture names, every other model diffusion. Only the
+# model's own name counts (the second field, before any parenthesis), not the encoders or tools it mentions.
+DETECTION_WORDS = ("yolo", "detr", "r-cnn", "rcnn", "retinanet", "ssd", "fcos")
+VISION_WORDS = ("vit", "deit", "resnet", "convnext", "swin", "efficientnet")
 
 
 @dataclass(frozen=True)
@@ -54,6 +81,16 @@ class PublishedError:
     family: str
     metric: str
     error: float  # (estimate - published) / published
+    kind: str = ""  # the class's kind within family / metric ("" where the class has none)
+    fit_row: bool = False  # a constant was fitted on it: named apart, not counted
+
+    @property
+    def class_key(self) -> str:
+        return class_key(self.family, self.metric, self.kind)
+
+
+def class_key(family: str, metric: str, kind: str = "") -> str:
+    return f"{family}/{metric}/{kind}" if kind else f"{family}/{metric}"
 
 
 def workload_family(spec) -> str:
@@ -66,14 +103,57 @@ def workload_family(spec) -> str:
     return spec.task
 
 
+def inference_kind(measure: str, moe: bool) -> str:
+    return f"{measure}_{'moe' if moe else 'dense'}"
+
+
+def workload_kind(spec, family: str, metric: str) -> str:
+    """The kind of a workload's class for ``metric``: training / inference for image models; for LLM inference
+    speed what the headline states (the decode of all streams: at batch 1 a batch-1 decode, else serving)."""
+    if family in IMAGE_KIND_LABELS:
+        return "training" if spec.is_training else "inference"
+    if family == "inference" and metric == "throughput":
+        measure = "decode_batch1" if spec.inference.concurrency == 1 else "serving"
+        return inference_kind(measure, spec.model.is_moe)
+    return ""
+
+
+def class_label(family: str, kind: str = "") -> str:
+    """The class in words: "LLM serving throughput of mixture-of-experts models", "object detector training"."""
+    if not kind:
+        return FAMILY_LABELS.get(family, family)
+    if family in IMAGE_KIND_LABELS:
+        return IMAGE_KIND_LABELS[family][kind]
+    measure, moe = kind.rsplit("_", 1)
+    return f"{INFERENCE_MEASURE_LABELS[measure]} of {MOE_LABELS[moe]}"
+
+
+def class_kinds(family: str, metric: str) -> list[str]:
+    """Every kind a class of ``family`` / ``metric`` splits into ([""] where it does not split)."""
+    if family in IMAGE_KIND_LABELS:
+        return ["training", "inference"]
+    if family == "inference" and metric == "throughput":
+        return [inference_kind(measure, moe) for measure in INFERENCE_MEASURE_LABELS for moe in (False, True)]
+    return [""]
+
+
 def image_case_family(inputs: str, previous: str | None) -> str:
-    """The family of an image validation case from its inputs text (``previous``: the case before it)."""
+    """The family an image case's words name (``previous``: the case before it, for a "same," row). The table
+    reads ImageCase.family; this is the check that the words and the field agree."""
     text = inputs.lower()
     if text.startswith("same,") and previous is not None:
         return previous
-    if any(word in text for word in DETECTION_WORDS):
+    fields = [part.strip() for part in text.split(",")]
+    first = fields[0].split()[0] if fields[0] else ""
+    model = (
+        fields[1]
+        if len(fields) > 1 and first in {"inference", "training", "lora", "full_finetune"}
+        else fields[0]
+    )
+    model = model.split("(")[0]
+    if any(word in model for word in DETECTION_WORDS):
         return "image_detection"
-    if any(word in text for word in VISION_WORDS):
+    if any(word in model for word in VISION_WORDS):
         return "image_vision"
     return "image_diffusion"
 
@@ -105,22 +185,35 @@ def is_image_family(family: str) -> bool:
     return family.startswith("image_")
 
 
+def _language_kind(case, metric: str) -> str:
+    from procurement.sizing.spec import parse_workload_spec
+
+    if case.spec["task"] != "inference" or metric != "throughput":
+        return ""
+    moe = parse_workload_spec(case.spec).model.is_moe
+    return inference_kind(INFERENCE_MEASURE_OF_METRIC[case.metric], moe)
+
+
 def published_errors(rows: list | None = None) -> list[PublishedError]:
-    """Every published case of docs/validation.md with its family and metric (slow: runs the engine);
+    """Every published case of docs/validation.md with its class and fit flag (slow: runs the engine);
     ``rows``: validation_rows() when the caller has them already."""
     from procurement.sizing.image_validation import image_cases
     from procurement.sizing.validation import CASES, validation_rows
 
-    errors = [
-        PublishedError(
-            row.reference_id, CASES[row.reference_id].spec["task"], METRIC_OF_KIND[row.kind], row.error
+    errors = []
+    for row in validation_rows() if rows is None else rows:
+        case, metric = CASES[row.reference_id], METRIC_OF_KIND[row.kind]
+        kind = _language_kind(case, metric)
+        errors.append(
+            PublishedError(row.reference_id, case.spec["task"], metric, row.error, kind, case.fit_row)
         )
-        for row in (validation_rows() if rows is None else rows)
-    ]
-    family = None
-    for case in image_cases():
-        family = image_case_family(case.inputs, family)
-        errors.append(PublishedError(case.key, family, METRIC_OF_KIND[case.kind], case.error))
+    for image in image_cases():
+        kind = "training" if image.training else "inference"
+        errors.append(
+            PublishedError(
+                image.key, image.family, METRIC_OF_KIND[image.kind], image.error, kind, image.fit_row
+            )
+        )
     return errors
 
 
@@ -128,28 +221,131 @@ def targets_for(family: str) -> dict[str, float]:
     return IMAGE_TARGETS if is_image_family(family) else LANGUAGE_TARGETS
 
 
-def accuracy_table(errors: list[PublishedError] | None = None) -> dict[str, dict[str, Any]]:
-    """``"family/metric"`` -> its summary and the cases behind it, for every family the cases reach."""
+def outside_ledger() -> dict[str, Any]:
+    """The committed outside ledger ({} before one is measured)."""
+    if not OUTSIDE_ACCURACY_JSON.exists():
+        return {}
+    return json.loads(OUTSIDE_ACCURACY_JSON.read_text(encoding="utf-8"))
+
+
+def _in_class(key: str, member: str) -> bool:
+    """A parent class ("inference/throughput") holds its kinds ("inference/throughput/serving_moe")."""
+    return member == key or member.startswith(key + "/")
+
+
+def _percent_text(share: float) -> str:
+    return f"{share:.1%}" if share < 0.01 else f"{share:.0%}"
+
+
+def _signed_text(error: float) -> str:
+    return f"{error:+.1%}" if abs(error) < 0.01 else f"{error:+.0%}"
+
+
+def _fitted_clause(fitted: dict[str, Any]) -> str:
+    count = fitted["cases"]
+    if not count:
+        return ""
+    return f"; not counted: {'1 row' if count == 1 else f'{count} rows'} the engine was fitted on"
+
+
+def _few_verdict(cases: int, within: int, label: str) -> str:
+    """ "2 published runs of LoRA fine-tunes, neither within" (the target and the errors follow)."""
+    if cases == 1:
+        return f"1 published run of {label}, {'within' if within else 'not within'}"
+    if within == 0:
+        verdict = "neither" if cases == 2 else "none"
+    elif within == cases:
+        verdict = "both" if cases == 2 else "all"
+    else:
+        verdict = str(within)
+    return f"{cases} published runs of {label}, {verdict} within"
+
+
+def accuracy_text(summary: dict[str, Any], label: str) -> str:
+    """The clause a person reads after a figure: "within 15% on 100 of 122 held-out cases of pretraining (median
+    error 8%, 90th percentile 19%): 9 of 14 published runs in the validation table and 91 of 108 outside cases
+    (measured 2026-12-07); not counted: 10 rows the engine was fitted on"; under FEW_CASES held-out
+    cases, how each did."""
+    cases, target = summary["cases"], _percent_text(summary["target"])
+    fitted = _fitted_clause(summary.get("fitted") or {"cases": 0})
+    if cases == 0:
+        return f"no published runs of {label} to check it against{fitted}"
+    if cases < FEW_CASES:
+        errors = ", ".join(_signed_text(error) for error in summary.get("errors") or [])
+        return f"{_few_verdict(cases, summary['within_target'], label)} {target}: {errors}{fitted}"
+    text = (
+        f"within {target} on {summary['within_target']} of {cases} held-out cases of {label} (median error "
+        f"{_percent_text(summary['median_abs_error'])}, 90th percentile {_percent_text(summary['p90_abs_error'])})"
+    )
+    parts = []
+    validation, outside = summary.get("validation") or {}, summary.get("outside") or {}
+    if validation.get("cases"):
+        parts.append(
+            f"{validation['within_target']} of {validation['cases']} published runs in the validation table"
+        )
+    if outside.get("cases"):
+        parts.append(
+            f"{outside['within_target']} of {outside['cases']} outside cases (measured {outside['measured_on']})"
+        )
+    return f"{text}: {' and '.join(parts)}{fitted}" if parts else f"{text}{fitted}"
+
+
+def _class_entry(key: str, errors: list[PublishedError], ledger: dict[str, Any]) -> dict[str, Any]:
+    family, metric = key.split("/")[:2]
+    target = targets_for(family)[metric]
+    rows = [row for row in errors if _in_class(key, row.class_key)]
+    held_out = [row for row in rows if not row.fit_row]
+    fitted = [row for row in rows if row.fit_row]
+    outside = {
+        case: error
+        for member, entry in ledger.get("classes", {}).items()
+        if _in_class(key, member)
+        for case, error in entry["errors"].items()
+    }
+    combined = [row.error for row in held_out] + list(outside.values())
+    entry = class_summary(combined, target) | {
+        "references": [row.reference_id for row in held_out] + sorted(outside),
+        "validation": class_summary([row.error for row in held_out], target),
+        "fitted": class_summary([row.error for row in fitted], target)
+        | {"references": [row.reference_id for row in fitted]},
+        "outside": class_summary(list(outside.values()), target)
+        | {"measured_on": ledger.get("measured_on"), "commit": ledger.get("commit")},
+    }
+    if 0 < len(combined) < FEW_CASES:
+        entry["errors"] = [round(error, 4) for error in sorted(combined, key=abs)]
+    kind = key.split("/")[2] if key.count("/") == 2 else ""
+    entry["text"] = accuracy_text(entry, class_label(family, kind))
+    return entry
+
+
+def accuracy_table(
+    errors: list[PublishedError] | None = None, ledger: dict[str, Any] | None = None
+) -> dict[str, dict[str, Any]]:
+    """``"family/metric[/kind]"`` -> its held-out summary, the cases behind it, its fit rows apart and its text,
+    for every family, metric and kind, with or without cases (so every workload's class is a key)."""
     errors = published_errors() if errors is None else errors
+    ledger = outside_ledger() if ledger is None else ledger
     table = {}
     for family in FAMILY_LABELS:
         for metric in METRICS:
-            rows = [row for row in errors if row.family == family and row.metric == metric]
-            if not rows:
-                continue
-            summary = class_summary([row.error for row in rows], targets_for(family)[metric])
-            table[f"{family}/{metric}"] = summary | {"references": [row.reference_id for row in rows]}
+            keys = [class_key(family, metric)]
+            keys += [class_key(family, metric, kind) for kind in class_kinds(family, metric) if kind]
+            for key in keys:
+                table[key] = _class_entry(key, errors, ledger)
     return table
 
 
-def accuracy_document(errors: list[PublishedError] | None = None) -> str:
+def accuracy_document(
+    errors: list[PublishedError] | None = None, ledger: dict[str, Any] | None = None
+) -> str:
     """The committed accuracy_classes.json, as text."""
     document = {
         "_about": (
             "Generated by `python manage.py validate_sizing` (procurement/sizing/accuracy.py) from the rows of "
-            "docs/validation.md; do not edit by hand. Errors are absolute, relative to the published value."
+            "docs/validation.md and the committed outside ledger (outside_accuracy.json); do not edit by hand. "
+            "Errors are absolute, relative to the published value; fit rows are counted apart (fitted)."
         ),
-        "classes": accuracy_table(errors),
+        "classes": accuracy_table(errors, ledger),
     }
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
@@ -160,45 +356,72 @@ def accuracy_classes() -> dict[str, dict[str, Any]]:
     return json.loads(ACCURACY_CLASSES_JSON.read_text(encoding="utf-8"))["classes"]
 
 
-def _percent_text(share: float) -> str:
-    return f"{share:.1%}" if share < 0.01 else f"{share:.0%}"
+def _without_references(entry: dict[str, Any]) -> dict[str, Any]:
+    return {
+        name: _without_references(value) if isinstance(value, dict) else value
+        for name, value in entry.items()
+        if name != "references"
+    }
 
 
-def accuracy_text(summary: dict[str, Any], label: str) -> str:
-    """The clause a person reads after a figure: "within 15% on 38 of 41 published runs of LoRA fine-tunes
-    (median error 6%)"; under FEW_CASES cases only the count."""
-    cases = summary["cases"]
-    if cases == 0:
-        return f"no published runs of {label} to check it against"
-    if cases < FEW_CASES:
-        return f"few published runs ({cases}) of {label}"
-    return (
-        f"within {_percent_text(summary['target'])} on {summary['within_target']} of {cases} published runs "
-        f"of {label} (median error {_percent_text(summary['median_abs_error'])})"
-    )
-
-
-def _metric_accuracy(family: str, metric: str) -> dict[str, Any]:
-    key = f"{family}/{metric}"
+def _metric_accuracy(family: str, metric: str, kind: str) -> dict[str, Any]:
+    key = class_key(family, metric, kind)
     summary = accuracy_classes().get(key)
-    fields = {name: value for name, value in (summary or {}).items() if name != "references"}
-    fields = fields or class_summary([], targets_for(family)[metric])
-    return {"class": key, **fields, "few_cases": fields["cases"] < FEW_CASES}
+    if summary is None:
+        summary = class_summary([], targets_for(family)[metric])
+        summary |= {"text": accuracy_text(summary, class_label(family, kind))}
+    fields = _without_references(summary)
+    return {
+        "class": key,
+        "label": class_label(family, kind),
+        **fields,
+        "few_cases": fields["cases"] < FEW_CASES,
+    }
 
 
 @cache
-def _family_accuracy(family: str) -> dict[str, Any]:
-    label = FAMILY_LABELS.get(family, family)
-    result: dict[str, Any] = {"family": family, "label": label}
-    for metric in METRICS:
-        metric_accuracy = _metric_accuracy(family, metric)
-        result[metric] = metric_accuracy | {"text": accuracy_text(metric_accuracy, label)}
+def _class_accuracy(family: str, kinds: tuple[str, str]) -> dict[str, Any]:
+    result: dict[str, Any] = {"family": family, "label": FAMILY_LABELS.get(family, family)}
+    for metric, kind in zip(METRICS, kinds, strict=True):
+        result[metric] = _metric_accuracy(family, metric, kind)
     return result
 
 
 def workload_accuracy(spec) -> dict[str, Any]:
     """The ``accuracy`` object of a sizing report or ranking row: the workload's family and, per metric, its
-    class's published-case count, median and 90th-percentile absolute error, share within target and text.
-    A dictionary lookup once the table is loaded; each call returns its own copy."""
-    cached = _family_accuracy(workload_family(spec))
-    return {**cached, **{metric: dict(cached[metric]) for metric in METRICS}}
+    class's held-out case count, median and 90th-percentile absolute error, share within target, the validation
+    table's, the outside ledger's and the fit rows' own counts, and the text. A dictionary lookup once the table is
+    loaded; each call returns its own copy."""
+    family = workload_family(spec)
+    kinds = tuple(workload_kind(spec, family, metric) for metric in METRICS)
+    cached = _class_accuracy(family, kinds)
+    return copy.deepcopy(cached)
+
+
+def _key_target(key: str) -> float:
+    family, metric = key.split("/")[:2]
+    return targets_for(family)[metric]
+
+
+def outside_ledger_document(cases: list[dict], *, measured_on: str, commit: str) -> str:
+    """The committed outside_accuracy.json, as text, from the plugin's counted cases (``class``, ``case``,
+    ``error``): per class its summary and each case's signed error."""
+    by_class: dict[str, dict[str, float]] = {}
+    for case in cases:
+        by_class.setdefault(case["class"], {})[case["case"]] = case["error"]
+    classes = {
+        key: class_summary(list(errors.values()), _key_target(key)) | {"errors": dict(sorted(errors.items()))}
+        for key, errors in sorted(by_class.items())
+    }
+    document = {
+        "_about": (
+            "The outside cases of tests/procurement/outside as held-out evidence, by accuracy class; generated by "
+            "the pytest plugin tests/accuracy_ledger.py (the command below); do not edit by hand. Errors are "
+            "signed, relative to the published value."
+        ),
+        "command": OUTSIDE_LEDGER_COMMAND,
+        "measured_on": measured_on,
+        "commit": commit,
+        "classes": classes,
+    }
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"

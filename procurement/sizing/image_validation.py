@@ -5,7 +5,7 @@ tests/procurement/sizing/test_image_validation.py hold every case to the targets
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from procurement.sizing import image_model
 from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH, CUDA_CONTEXT_GIB, GIB, NF4_SINGLE_QUANT_BITS
@@ -130,6 +130,15 @@ class ImageCase:
     estimate: float
     source: str
     explanation: str = ""
+    _: KW_ONLY
+    # The measured-accuracy class the case counts in (procurement/sizing/accuracy.py): the model's preset family
+    # ("image_diffusion", "image_detection", "image_vision") and whether the run trains or generates / infers,
+    # stated per case rather than read from the words of ``inputs``.
+    family: str
+    training: bool
+    # An engine constant was fitted on this case (in-sample; the constant's source text names it): the measured-
+    # accuracy headline leaves it out and names it apart.
+    fit_row: bool = False
 
     @property
     def error(self) -> float:
@@ -356,6 +365,8 @@ def image_cases() -> list[ImageCase]:
                 "a100-sxm4-80gb",
             ),
             DIFFUSERS_FAST,
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "diffusers-fast-sdxl-a100-sdpa",
@@ -367,6 +378,8 @@ def image_cases() -> list[ImageCase]:
                 {"task": "inference", "model": {"preset": "sdxl"}, "image": {"steps": 30}}, "a100-sxm4-80gb"
             ),
             DIFFUSERS_FAST,
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "hf-blog-flux-qlora-4090-step",
@@ -377,6 +390,8 @@ def image_cases() -> list[ImageCase]:
             "s per optimizer step",
             _flux_qlora_seconds_per_step(),
             FLUX_QLORA,
+            family="image_diffusion",
+            training=True,
         ),
         ImageCase(
             "diffusers-lora-sd15-2080ti-run",
@@ -388,6 +403,8 @@ def image_cases() -> list[ImageCase]:
             _sd15_lora_hours(),
             DIFFUSERS_LORA,
             EAGER_LAUNCH_BOUND_TRAINING,
+            family="image_diffusion",
+            training=True,
         ),
         ImageCase(
             "quanto-sd3-medium-h100",
@@ -403,6 +420,8 @@ def image_cases() -> list[ImageCase]:
             "Within target only with the Hopper terms (attention at FlashAttention-2's 35% of peak, "
             "half-efficiency rows at the H100's peak); at the edge (-25%): the estimate leaves out eager "
             "adaLN/gating kernels beyond one write and read per saved activation.",
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "fal-sd15-a100-50steps",
@@ -415,6 +434,8 @@ def image_cases() -> list[ImageCase]:
             ),
             FAL,
             SPEED_UNDER_FILLED,
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "fal-sdxl-a100-50steps",
@@ -426,6 +447,9 @@ def image_cases() -> list[ImageCase]:
                 {"task": "inference", "model": {"preset": "sdxl"}, "precision": "fp16"}, "a100-sxm4-80gb"
             ),
             FAL,
+            family="image_diffusion",
+            training=False,
+            fit_row=True,  # image_peak_efficiency fitted on it
         ),
         ImageCase(
             "diffusers-torch2-sd15-a100-batch-4-over-1",
@@ -442,6 +466,8 @@ def image_cases() -> list[ImageCase]:
             "(optimized): stated as pytorch-2.0 the ratio is 2.49 (+34%), because the stack's rate slows the batch-4 "
             "step while batch 1 stays host-bound at eager_kernel_host_s (31 us a kernel), where this doc's host took "
             "~46 us; the V100 row below is 3.49 (+9.5%) either way.",
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "diffusers-torch2-sd15-v100-batch-4-over-1",
@@ -451,6 +477,8 @@ def image_cases() -> list[ImageCase]:
             "step-time ratio",
             _sd15_batch_ratio("v100-sxm2-16gb"),
             DIFFUSERS_TORCH2,
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "aitemplate-vit-l16-384-a100-batch-128",
@@ -462,6 +490,8 @@ def image_cases() -> list[ImageCase]:
             AITEMPLATE_VIT,
             "Held out of vision_peak_efficiency's fit (the same table's ViT-B batch-256 row): the datacenter "
             "ViT ceiling's check on a second network and resolution.",
+            family="image_vision",
+            training=False,
         ),
         ImageCase(
             "mlperf-v5.1-sdxl-offline-8xh100",
@@ -472,6 +502,8 @@ def image_cases() -> list[ImageCase]:
             "samples/s (8 GPUs)",
             _mlperf_samples_per_second(),
             MLPERF_SDXL,
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "ultralytics-yolov8x-a100-tensorrt",
@@ -482,6 +514,9 @@ def image_cases() -> list[ImageCase]:
             _yolo_tensorrt_ms("yolov8x"),
             ULTRALYTICS,
             DETECTOR_FIT,
+            family="image_detection",
+            training=False,
+            fit_row=True,  # detector_efficiency and the forward overheads fitted on it
         ),
         ImageCase(
             "ultralytics-yolov8n-a100-tensorrt",
@@ -492,6 +527,9 @@ def image_cases() -> list[ImageCase]:
             _yolo_tensorrt_ms("yolov8n"),
             ULTRALYTICS,
             DETECTOR_FIT,
+            family="image_detection",
+            training=False,
+            fit_row=True,  # detector_efficiency and the forward overheads fitted on it
         ),
         ImageCase(
             "ultralytics-yolov8s-a100-tensorrt",
@@ -501,6 +539,8 @@ def image_cases() -> list[ImageCase]:
             "ms per image",
             _yolo_tensorrt_ms("yolov8s"),
             ULTRALYTICS,
+            family="image_detection",
+            training=False,
         ),
         ImageCase(
             "ultralytics-yolov8m-a100-tensorrt",
@@ -510,6 +550,8 @@ def image_cases() -> list[ImageCase]:
             "ms per image",
             _yolo_tensorrt_ms("yolov8m"),
             ULTRALYTICS,
+            family="image_detection",
+            training=False,
         ),
         ImageCase(
             "ultralytics-yolov8l-a100-tensorrt",
@@ -519,6 +561,8 @@ def image_cases() -> list[ImageCase]:
             "ms per image",
             _yolo_tensorrt_ms("yolov8l"),
             ULTRALYTICS,
+            family="image_detection",
+            training=False,
         ),
         ImageCase(
             "ultralytics-yolo11n-t4-tensorrt",
@@ -528,6 +572,8 @@ def image_cases() -> list[ImageCase]:
             "ms per image",
             _yolo_tensorrt_ms("yolo11n", "t4"),
             ULTRALYTICS_YOLO11,
+            family="image_detection",
+            training=False,
         ),
         ImageCase(
             "ultralytics-yolo11s-t4-tensorrt",
@@ -537,6 +583,8 @@ def image_cases() -> list[ImageCase]:
             "ms per image",
             _yolo_tensorrt_ms("yolo11s", "t4"),
             ULTRALYTICS_YOLO11,
+            family="image_detection",
+            training=False,
         ),
         ImageCase(
             "ultralytics-yolo11m-t4-tensorrt",
@@ -546,6 +594,8 @@ def image_cases() -> list[ImageCase]:
             "ms per image",
             _yolo_tensorrt_ms("yolo11m", "t4"),
             ULTRALYTICS_YOLO11,
+            family="image_detection",
+            training=False,
         ),
         ImageCase(
             "ultralytics-yolo11l-t4-tensorrt",
@@ -555,6 +605,8 @@ def image_cases() -> list[ImageCase]:
             "ms per image",
             _yolo_tensorrt_ms("yolo11l", "t4"),
             ULTRALYTICS_YOLO11,
+            family="image_detection",
+            training=False,
         ),
         ImageCase(
             "ultralytics-yolo11x-t4-tensorrt",
@@ -564,6 +616,8 @@ def image_cases() -> list[ImageCase]:
             "ms per image",
             _yolo_tensorrt_ms("yolo11x", "t4"),
             ULTRALYTICS_YOLO11,
+            family="image_detection",
+            training=False,
         ),
         ImageCase(
             "rt-detr-r50-t4-tensorrt",
@@ -573,6 +627,8 @@ def image_cases() -> list[ImageCase]:
             "ms per image",
             _yolo_tensorrt_ms("rt-detr-r50", "t4"),
             RT_DETR,
+            family="image_detection",
+            training=False,
         ),
         ImageCase(
             "diffusers-bench-sdxl-unet-l40s",
@@ -582,6 +638,9 @@ def image_cases() -> list[ImageCase]:
             "s per forward",
             _forward_seconds("sdxl-base-1.0", "l40s"),
             DIFFUSERS_BENCH,
+            family="image_diffusion",
+            training=False,
+            fit_row=True,  # image_peak_efficiency and ada_unet_tflops_per_watt fitted on it
         ),
         ImageCase(
             "diffusers-bench-flux-dev-l40s",
@@ -591,6 +650,8 @@ def image_cases() -> list[ImageCase]:
             "s per forward",
             _forward_seconds("flux.1-dev", "l40s"),
             DIFFUSERS_BENCH,
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "diffusers-bench-ltx-video-13b-l40s",
@@ -601,6 +662,8 @@ def image_cases() -> list[ImageCase]:
             "s per forward",
             _forward_seconds("ltx-video-0.9.7-dev", "l40s", 512),
             DIFFUSERS_BENCH,
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "diffusers-bench-ltx-video-13b-memory",
@@ -610,6 +673,8 @@ def image_cases() -> list[ImageCase]:
             "GiB allocated",
             _forward_allocated_gib("ltx-video-0.9.7-dev", 2.0, 512),
             DIFFUSERS_BENCH,
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "diffusers-bench-sdxl-unet-memory",
@@ -619,6 +684,8 @@ def image_cases() -> list[ImageCase]:
             "GiB allocated",
             _forward_allocated_gib("sdxl-base-1.0", 2.0),
             DIFFUSERS_BENCH,
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "diffusers-bench-flux-dev-memory",
@@ -628,6 +695,8 @@ def image_cases() -> list[ImageCase]:
             "GiB allocated",
             _forward_allocated_gib("flux.1-dev", 2.0),
             DIFFUSERS_BENCH,
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "diffusers-bench-flux-dev-nf4-memory",
@@ -640,6 +709,8 @@ def image_cases() -> list[ImageCase]:
             "The benchmark's BitsAndBytesConfig leaves bnb_4bit_use_double_quant at False: NF4 at 4.5 bits a "
             "weight with its float32 absmax per 64 weights (was -10.2% at QLoRA's 4.127). bitsandbytes also "
             "leaves the norms and other non-linear weights in bf16, which the engine quantizes with the rest.",
+            family="image_diffusion",
+            training=False,
         ),
         ImageCase(
             "colab-yolov8n-train-1280-b16-t4",
@@ -649,6 +720,9 @@ def image_cases() -> list[ImageCase]:
             "GB reserved (GPU_mem)",
             _yolo_training_reserved_gb(),
             COLAB_YOLO,
+            family="image_detection",
+            training=True,
+            fit_row=True,  # DETECTOR_ASSIGNER_BYTES fitted on it
         ),
         ImageCase(
             "quickstart-yolov8n-train-640-b16-2080ti",
@@ -658,6 +732,9 @@ def image_cases() -> list[ImageCase]:
             "GB reserved (GPU_mem)",
             _yolo_training_reserved_gb(640),
             QUICKSTART_YOLO,
+            family="image_detection",
+            training=True,
+            fit_row=True,  # DETECTOR_ASSIGNER_BYTES fitted on it
         ),
         ImageCase(
             "simpletuner-flux-lora-r16-bf16",
@@ -667,6 +744,8 @@ def image_cases() -> list[ImageCase]:
             "GB VRAM",
             _flux_lora_gib("none"),
             SIMPLETUNER,
+            family="image_diffusion",
+            training=True,
         ),
         ImageCase(
             "simpletuner-flux-lora-r16-int8",
@@ -676,6 +755,8 @@ def image_cases() -> list[ImageCase]:
             "GB VRAM",
             _flux_lora_gib("int8"),
             SIMPLETUNER,
+            family="image_diffusion",
+            training=True,
         ),
         ImageCase(
             "simpletuner-flux-lora-r16-int4",
@@ -688,6 +769,8 @@ def image_cases() -> list[ImageCase]:
             "optimum-quanto's int4 keeps bf16 group scales and shift per 128 weights and leaves the "
             "embedders and norms in bf16; its int4 run needs 4 GB more than its NF4 run, a gap of the "
             "library, not of 4-bit weights, so the engine's 4.25-bit count runs low.",
+            family="image_diffusion",
+            training=True,
         ),
         ImageCase(
             "simpletuner-flux-lora-r16-nf4",
@@ -697,6 +780,8 @@ def image_cases() -> list[ImageCase]:
             "GB VRAM",
             _flux_lora_gib("nf4"),
             SIMPLETUNER,
+            family="image_diffusion",
+            training=True,
         ),
     ]
 
