@@ -37,6 +37,7 @@ from procurement.ranking.spot_details import known_offer_id, spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
 from procurement.sizing.accuracy import workload_accuracy
 from procurement.sizing.communication_text import communication_phrase, communication_warns
+from procurement.sizing.image_model import training_speed_warnings
 
 
 def describe(
@@ -135,6 +136,7 @@ def describe(
         fallback_plan.expected_cost if fallback_plan else None,
     )
     row["warnings"] = row.get("warnings", []) + _memory_warnings(shapes, shape, spec, fits)
+    row["warnings"] += training_speed_warnings(spec)  # RT-DETR's rate, unpriced validation (aud47i)
     if offer["pricing_model"] == "spot":
         offer_id = offer.get("offer_id")
         row["spot"] = spot_details(

@@ -1521,6 +1521,36 @@ def is_rtdetr(spec) -> bool:
     return detector.get("training", {}).get("walk") == "rtdetr"
 
 
+RTDETR_SPEED_WARNING = (
+    "RT-DETR training speed: priced at the YOLO-fitted detector training rate (detector_training_efficiency, "
+    "fitted on the YOLOv5 README's COCO days); RT-DETR's deformable attention, denoising queries and CPU "
+    "Hungarian matcher are not priced, and two published runs took 3.5-4x longer than this rate gives "
+    "(lyuwenyu/RT-DETR issue #7: R50, 72 epochs on 4 x RTX 3090, 48 h or more against 12.2 h; "
+    "Intellindust-AI-Lab/DEIM issue #100: an L-sized model, about an hour a COCO epoch on one RTX 4090 "
+    "against 0.28 h): treat these hours as a lower bound"
+)
+UNPRICED_VALIDATION_WARNING = (
+    "validation not priced: this detector trains by epochs and the spec states no image.eval_every_epochs / "
+    "image.eval_images, while Ultralytics validates every epoch by default (val=True) and DETR's main.py "
+    "evaluates after every epoch; state them to add the evaluations (on a COCO run the detector rate already "
+    "holds a little of YOLOv5's per-epoch validation: docs/workload-spec.md)"
+)
+
+
+def training_speed_warnings(spec) -> list[str]:
+    """A training candidate's speed caveats that hold on every card (aud47i fix list items 1 and 2): RT-DETR's
+    step priced at the YOLO-fitted rate (RTDETR_SPEED_WARNING; the memory note says the same for its memory),
+    and a detector run by epochs that states no evaluation (UNPRICED_VALIDATION_WARNING)."""
+    if not spec.is_training or spec.model.image_arch is None or spec.model.is_image_tier:
+        return []
+    found = []
+    if is_rtdetr(spec):
+        found.append(RTDETR_SPEED_WARNING)
+    if is_detector(spec) and spec.image.epochs and not spec.image.eval_every_epochs:
+        found.append(UNPRICED_VALIDATION_WARNING)
+    return found
+
+
 # Ultralytics' detector kinds (image_shapes.yolov8_cost, yolo11_cost); DETR and the table-only RT-DETR match
 # their queries to the targets with the Hungarian algorithm instead of the task-aligned assigner
 YOLO_KINDS = ("yolov8", "yolo11")

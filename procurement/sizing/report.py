@@ -226,6 +226,9 @@ def _throughput_dicts(spec: WorkloadSpec, rows: dict[str, np.ndarray], size: int
     columns |= {key: _rounded(rows[key], digits) for key, digits in _EXTRA_COLUMNS if key in rows}
     if "decode_bound" in rows:
         columns["decode_bound"] = [str(bound) for bound in rows["decode_bound"]]
+    if spec.is_training and spec.model.image_arch is not None and "evaluation_hours" in rows:
+        # aud47i item 3: the part of training_hours that is evaluation (image.eval_*; 0 where none is stated)
+        columns["evaluation_hours"] = _rounded(rows["evaluation_hours"], 4)
     if spec.model.image_arch is not None:  # the same figures in images (one image is the engine's 'token')
         aliases = IMAGE_TRAINING_ALIASES if spec.is_training else IMAGE_INFERENCE_ALIASES
         columns |= {image_key: columns[token_key] for image_key, token_key in aliases.items()}
@@ -322,6 +325,7 @@ def _candidate(
         warnings.append(stated_active)
     if spec.model.is_image_tier:
         warnings.append(image.TIER_WARNING)
+    warnings.extend(image_model.training_speed_warnings(spec))
     candidate = {
         "gpu": gpu.slug,
         "gpu_name": gpu.name,

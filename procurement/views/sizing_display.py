@@ -165,6 +165,8 @@ def accuracy_lines(report: dict, headline: dict | None) -> list[dict]:
     ]
     for line, metric in zip(lines, ("throughput", "memory"), strict=True):
         line["text"] = accuracy[metric]["text"]
+        if accuracy[metric].get("note"):  # the class does not speak for this workload (RT-DETR training)
+            line["text"] += f"; {accuracy[metric]['note']}"
     return [line for line in lines if line["value"] is not None]
 
 

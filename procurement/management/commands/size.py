@@ -99,8 +99,10 @@ def render_table(report: dict) -> str:
     if accuracy:  # how the engine did on published runs of this kind (procurement/sizing/accuracy.py)
         lines += [
             "",
-            f"Throughput: {accuracy['throughput']['text']}",
-            f"Memory: {accuracy['memory']['text']}",
+            f"Throughput: {accuracy['throughput']['text']}"
+            + (f"; {accuracy['throughput']['note']}" if accuracy["throughput"].get("note") else ""),
+            f"Memory: {accuracy['memory']['text']}"
+            + (f"; {accuracy['memory']['note']}" if accuracy["memory"].get("note") else ""),
         ]
     lines += [
         "",
