@@ -485,8 +485,32 @@ ROWS_2602 = (
     # -4.8% after (HybridEP stated; moe_hybridep_fixed_share was fitted on this row and the 25.11 one); moe43 -7.3%;
     # moe45 (the GB200 from the B200 at 1.025, the share refitted 0.27 -> 0.40) -4.8%
     (QWEN3_30B_GB200, GB200, 26084),
-    # DGX-B200 DeepSeek-V3 above (PP 16, EP 8, GA 256): +4.9%
-    (megatron("deepseek-v3", 256, 1, 16, ep=8, global_batch=4096, precision="fp8"), B200, 2689),
+    # DGX-B200 DeepSeek-V3 above (PP 16, EP 8, GA 256): +4.9%; moe43 -7.5% (stated alltoall).
+    # moe47r: stated as run. The recipe at the table's own commit (NVIDIA-NeMo/Megatron-Bridge
+    # @df0289c180dd20ff26933455c7a0a11084f6a36f scripts/performance/configs/deepseek/deepseek_workload_base_configs.py
+    # lines 105-117, DEEPSEEK_V3_PRETRAIN_CONFIG_B200_V1: num_gpus 256, PP 16, EP 8, no VP,
+    # moe_flex_dispatcher_backend "hybridep"; lines 178-184, _B200_V2 / _B200_FP8_MX_V2: GBS 4096) matches the
+    # printed 256 / GBS 4096 / MBS 1 / PP 16 / VP n/a / EP 8, and sets hybridep: +20.8% at today's constants
+    # (strict xfail below; the 25.11 row's recipe, @00b7660be lines 64-75, GBS 2048, sets no dispatcher: alltoall).
+    pytest.param(
+        megatron("deepseek-v3", 256, 1, 16, ep=8, global_batch=4096, precision="fp8", dispatch="hybridep"),
+        B200,
+        2689,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="UNEXPLAINED (moe47r): stated as its recipe ran it (hybridep, Megatron-Bridge @df0289c18 "
+            "deepseek_workload_base_configs.py lines 105-117 / 178-184) the row reads 3,247.6 against 2,689 "
+            "(+20.8%; stated alltoall, as moe_local_expert_seconds was fitted on it, 2,488.2, -7.5%): "
+            "moe_hybridep_fixed_share scales the per-local-expert seconds (TE's per-expert GEMM launches, which no "
+            "dispatcher touches) and 32 local experts make that 0.40 cheap. Tried: the share on the layer term only, "
+            "refitted jointly with moe_layer_fixed_seconds and moe_local_expert_seconds on their eight fit rows with "
+            "this row as run (2.85 ms + 0.18 ms a local expert, share 0): this row +7.8%, but the Qwen3-30B GB200 "
+            "26.02 fit row -4.8% -> -10.7% and the held-out Qwen3-30B B200 26.04.01 row -10.2% -> -15.7% "
+            "(test_outside_moe_training_stop47.py::test_the_joint_refit_with_the_2602_dsv3_row_as_run_does_not_land). "
+            "What separates the DeepSeek-V3 (32 local experts, MBS 1) from the Qwen3-30B (16, MBS 4) HybridEP rows "
+            "is not established.",
+        ),
+    ),
 )
 
 
