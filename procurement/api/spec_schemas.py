@@ -156,6 +156,8 @@ class WorkloadModelSerializer(serializers.Serializer):
         "qwen2 for the Qwen2.5 presets, mistral for mistral-7b, else llama; llama: transformers' "
         "LlamaDecoderLayer, 51 kernels a decode step, whose flash_attention_2 class hands flash-attn the KV heads "
         "as they are (Llama code only); qwen1: Qwen-1's QWenBlock with flash-attn's fused norm and rotary, 23; "
+        "qwen1_unfused_norm: the same with flash-attn 2 but without its optional csrc/layer_norm build (eager "
+        "RMSNorms), 37; qwen1_no_flash: Qwen-1's layer without flash-attn (eager norms and rotary, SDPA), 45; "
         "qwen2: transformers' Qwen2DecoderLayer, priced with the Llama count, whose flash_attention_2 class also "
         "repeats a grouped KV cache per query head in transformers 4.37-4.47 (not from 4.48.0); mistral: "
         "transformers' MistralDecoderLayer, priced with the Llama count, whose eager, sdpa and flash_attention_2 "
@@ -323,9 +325,8 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         GENERATE_HARNESSES,
         "inference.engine hf_eager: whose generate drives the loop. transformers (default: the model's own generate, "
         "as transformers, optimum's benchmark and the Qwen2 / Qwen2.5 speed pages call it; the host at "
-        "hf_generate_kernel_host_s, 17 us a kernel) or auto_gptq (AutoGPTQ's AutoGPTQForCausalLM.generate, which "
-        "wraps it in torch.inference_mode() and torch.amp.autocast; the host at eager_kernel_host_s, 31 us a kernel, "
-        "AutoGPTQ's README llama-7b fp16 A100 row)",
+        "hf_generate_kernel_host_s, 17 us a kernel) or auto_gptq (the host AutoGPTQ's README llama-7b fp16 A100 row "
+        "measured, 31 us a kernel; cause not shown: a stated host rate, eager_kernel_host_s)",
     )
     expert_precision = _choice(
         EXPERT_PRECISIONS,

@@ -1519,12 +1519,16 @@ EAGER_KERNEL_HOST_SECONDS = Assumption(
 # Llama-2-13B fp16 batch 1 decode 30.43 ms (14.70 us, -13.5%); QwenLM/Qwen2 @5c4e69cb
 # docs/source/benchmark/speed_benchmark.rst (PyTorch 2.1.2, transformers 4.38.2) input 1 BF16: 0.5B 49.94 (15.97 us,
 # -6.0%), 1.5B 40.89 (16.77 us, -1.3%), 7B 37.97 (18.06 us, +6.3%); the engine's own figures, with the GPU's work
-# and the KV passes, are in tests/procurement/outside/test_outside_generate_harness_stop47.py. Excluded: AutoGPTQ's
+# and the KV passes, are in tests/procurement/outside/test_outside_audit_stop44.py (optimum @3ffebf99 fp16 / exllama),
+# test_outside_qwen25_host_stop46.py (Qwen2.5 input 1), test_outside_quant_decode_audit_stop44.py (optimum @4e987762)
+# and test_outside_eager_decode_audit_stop46.py (the Qwen2 page); a further held-out row (aud47h): the Qwen-1.8B-Chat
+# card's FlashAttn-Disabled BF16 rows, 48.17 / 45.01 tokens/s, 18.7 us on Qwen-1's no-flash count
+# (test_outside_host_rate_audit_stop47.py; model.eager_layer qwen1_no_flash since fix47h). Excluded: AutoGPTQ's
 # README llama-7b A100 fp16 row (AutoGPTQ/AutoGPTQ @4b8524ffb1b3f56edd9b1106ff809c07069ce693, 18.87 tokens/s,
-# 31.89 us): its examples/benchmark/generation_speed.py drives AutoGPTQForCausalLM.generate, which runs the model's
-# generate `with torch.inference_mode(), torch.amp.autocast(device_type=self.device.type)`
-# (auto_gptq/modeling/_base.py l. 387-390 at that commit) with a per-step custom logits processor: not plain
-# transformers, so it is the other harness (inference.generate_harness auto_gptq, eager_kernel_host_s, 31 us).
+# 31.89 us), priced as its own stated host, inference.generate_harness auto_gptq: "auto_gptq: the host AutoGPTQ's
+# README llama-7b fp16 A100 row measured, 31 us a kernel; cause not shown" (fix47h; host47b's attribution to
+# AutoGPTQ's inference_mode + autocast generate wrapper is withdrawn: the same-host Qwen-1 Int / BF16 pairs show no
+# 1.82x, aud47h).
 # The torch / transformers release does not set the rate (test_outside_host_release_stop47.py).
 HF_GENERATE_KERNEL_HOST_SECONDS = Assumption(
     "hf_generate_kernel_host_s",
@@ -1537,9 +1541,8 @@ HF_GENERATE_KERNEL_HOST_SECONDS = Assumption(
     "(torch 2.0.1) 17.85 us, the Qwen2.5 speed page (torch 2.3.1, transformers 4.46.0) input-1 BF16 7B 16.99 and "
     "14B 16.31. Held out: optimum @4e987762 (torch 2.2.0) 14.70 us (-13.5% in tokens/s), the Qwen2 speed page "
     "(QwenLM/Qwen2 @5c4e69cb, torch 2.1.2) 0.5B / 1.5B / 7B 15.97 / 16.77 / 18.06 us (-6.0% / -1.3% / +6.3%). "
-    "AutoGPTQ's README host (31.9 us) is excluded: its benchmark calls AutoGPTQ's generate wrapper "
-    "(torch.inference_mode + torch.amp.autocast, auto_gptq/modeling/_base.py l. 387-390 @4b8524ff), "
-    "inference.generate_harness auto_gptq, priced at eager_kernel_host_s.",
+    "AutoGPTQ's README host (31.9 us) is excluded: inference.generate_harness auto_gptq, the host AutoGPTQ's "
+    "README llama-7b fp16 A100 row measured, 31 us a kernel (eager_kernel_host_s); cause not shown.",
 )
 OPTIMIZER_OP_HOST_SECONDS = Assumption(
     "optimizer_op_host_s",

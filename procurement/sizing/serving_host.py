@@ -7,8 +7,9 @@ Python every token. Launches are asynchronous, so a step takes the longer of its
 max, not a sum, the form of lora_host.py and image_model.host_excess_seconds). The host time is counted, not
 fitted: kernels a layer x layers + the loop's own kernels, each at the host's rate a kernel, which the calling harness
 sets (inference.generate_harness, host47b; GENERATE_HARNESS_HOST below): transformers' own generate (the default)
-at hf_generate_kernel_host_s (16.99 us, the median of optimum's 2023 and the Qwen2.5 page's host-bound A100 rows),
-AutoGPTQ's generate wrapper (inference_mode + autocast) at eager_kernel_host_s (31 us).
+at hf_generate_kernel_host_s (16.99 us, the median of optimum's 2023 and the Qwen2.5 page's host-bound A100 rows);
+auto_gptq: the host AutoGPTQ's README llama-7b fp16 A100 row measured, 31 us a kernel (eager_kernel_host_s); cause
+not shown (a stated host-rate choice, fix47h).
 
 Kernels of one decoder layer in decode (one token), read from Qwen-1's modeling_qwen.py (QWenBlock /
 QWenAttention / QWenMLP, Qwen/Qwen-7B remote code, with flash-attn installed as the QwenLM/Qwen @03cd81f5
@@ -84,6 +85,27 @@ from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS, HF_GENERAT
 # model.eager_layer: (non-GEMM kernels a decode layer, attention linears); the MLP adds 3 linears (2 ungated)
 EAGER_LAYER_KERNELS = {
     "qwen1": (18.0, 2.0),  # Qwen-1 QWenBlock with flash-attn: c_attn (q, k, v fused) and c_proj
+    # fix47h, counted from Qwen-1's remote code, zhangningboo/Qwen-7B (a mirror of the hub's Qwen/Qwen-7B)
+    # @e7a368b0774370edec29674e7c51f52fc7663f59 modeling_qwen.py (2023-11-30), decode, batch 1, BF16:
+    # qwen1_unfused_norm: flash-attn 2 installed without its optional csrc/layer_norm build (the QwenLM/Qwen README's
+    #   install: layer_norm "optional"), so _import_flash_attn's rms_norm import fails and RMSNorm.forward runs
+    #   self._norm(x.float()).type_as(x) * self.weight: x.float(), pow(2), mean, + eps, rsqrt, x * rsqrt, type_as,
+    #   * weight = 8 kernels a norm, 16 for ln_1 / ln_2 (fused: 2); the rest as qwen1: rotary through flash-attn's
+    #   apply_rotary_emb_func (t.float(), the kernel, type_as: 3) on q and k 6; the KV torch.cat 2; logn 1;
+    #   FlashSelfAttention's two cu_seqlens aranges and flash_attn_unpadded_func 3; residual adds 2; F.silu and
+    #   a1 * silu 2. Non-GEMM 32, + 5 linears = 37. Checked on the Qwen-1.8B-Chat card's v2 / Disabled pair (aud47h,
+    #   tests/procurement/outside/test_outside_host_rate_audit_stop47.py): the saved 94.7 us a layer at the
+    #   Disabled path's 18.7 us a kernel is 5 kernels, 45 - 37 = 8 (23 would be 22). Caveat: with flash-attn >= 2.1
+    #   at batch 1 FlashSelfAttention calls flash_attn_func (1 kernel, no aranges) and logn runs only past
+    #   seq_length, so the same install can issue 34-37; 37 keeps qwen1's attention count.
+    "qwen1_unfused_norm": (32.0, 2.0),
+    # qwen1_no_flash: no flash-attn (use_flash_attn false or not importable): RMSNorm fallback 8 x 2 = 16;
+    #   apply_rotary_pos_emb's fallback t.float(), t_rot * cos, _rotate_half's neg and cat, * sin, add, the cat with
+    #   the (empty) t_pass, type_as = 8, on q and k 16; the KV torch.cat 2; F.scaled_dot_product_attention 1 (the
+    #   SUPPORT_TORCH2 branch; prepare_inputs_for_generation passes attention_mask None at batch 1 and the decode
+    #   step has no causal mask); _merge_heads' contiguous() 1; residual adds 2; silu and multiply 2. Non-GEMM 40,
+    #   + 5 linears = 45.
+    "qwen1_no_flash": (40.0, 2.0),
     "llama": (44.0, 4.0),  # transformers 4.30 LlamaDecoderLayer: q_proj, k_proj, v_proj, o_proj
     # transformers 4.37-4.46 Qwen2DecoderLayer: its kernels not recounted, priced as the Llama layer's (same
     # RMSNorm, rotary, q / k / v apart, gated MLP); it differs in its KV copies (kv_cache_passes)
@@ -93,15 +115,16 @@ EAGER_LAYER_KERNELS = {
     "mistral": (44.0, 4.0),
 }
 LOOP_KERNELS = 30.0
-# inference.generate_harness -> the host's seconds a kernel (host47b). transformers: hf_generate_kernel_host_s (fit
-# and held-out rows at its definition, assumptions.py). auto_gptq: AutoGPTQ's AutoGPTQForCausalLM.generate, which
-# calls the model's generate `with torch.inference_mode(), torch.amp.autocast(device_type=self.device.type)`
-# (AutoGPTQ/AutoGPTQ @4b8524ffb1b3f56edd9b1106ff809c07069ce693 auto_gptq/modeling/_base.py l. 387-390) and, in its
-# README benchmark (examples/benchmark/generation_speed.py), a custom logits processor each step: eager_kernel_host_s,
-# 31 us (not refitted: the diffusers-fitted constant), which AutoGPTQ's README llama-7b fp16 A100-40G row stands on
-# (18.87 tokens/s = 31.89 us on the 51-kernel count; the engine 19.41, +2.9%). Held out for it: the QwenLM/Qwen
-# @03cd81f5 README's Int4 / Int8 rows ("provided by the autogptq library"; from_pretrained "approximately 20%
-# slower"), figures in tests/procurement/outside/test_outside_generate_harness_stop47.py.
+# inference.generate_harness -> the host's seconds a kernel (host47b; restated fix47h). transformers:
+# hf_generate_kernel_host_s (fit and held-out rows at its definition, assumptions.py). auto_gptq: the host AutoGPTQ's
+# README llama-7b fp16 A100 row measured, 31 us a kernel; cause not shown. A stated host-rate choice, not a mechanism:
+# that row (AutoGPTQ/AutoGPTQ @4b8524ffb1b3f56edd9b1106ff809c07069ce693 README, 18.87 tokens/s = 31.89 us on the
+# 51-kernel count; the engine 19.41, +2.9%) is the only one it stands on (eager_kernel_host_s, not refitted: the
+# diffusers-fitted constant). AutoGPTQ's generate wrapper (torch.inference_mode + torch.amp.autocast, _base.py
+# l. 387-390 @4b8524ff) was given as its cause at host47b and is withdrawn (aud47h): the same-host Qwen-1 pairs
+# (QwenLM/Qwen README 7B / 14B Int4 / BF16 1.22 / 1.20; the Qwen-1.8B-Chat card Int8 / BF16 1.03) show no 1.82x, and
+# that README says from_pretrained runs about 20% slower than AutoGPTQ's path. Figures:
+# tests/procurement/outside/test_outside_host_rate_audit_stop47.py and test_outside_host_release_stop47.py.
 GENERATE_HARNESS_HOST = {
     "transformers": HF_GENERATE_KERNEL_HOST_SECONDS,
     "auto_gptq": EAGER_KERNEL_HOST_SECONDS,
@@ -157,7 +180,7 @@ EAGER_KV_CACHE_PASSES = 3.0
 # LlamaSdpaAttention call repeat_kv after past_key_value.update in 4.36.0 (modeling_llama.py l. 410-411 / 710-711),
 # 4.38.2 (l. 369-370 / 657-658) and 4.46.0 (l. 364-365 / 584-585), LlamaFlashAttention2 does not (flash-attn takes
 # the kv heads as they are); Qwen2Attention, Qwen2SdpaAttention and Qwen2FlashAttention2 all do, 4.38.2
-# (modeling_qwen2.py l. 285-286 / 682-683 / 430-431) and 4.46.0 (l. 316-317 / 525-526 / 402-403). Qwen-1 (qwen1)
+# (modeling_qwen2.py l. 285-286 / 682-683 / 430-431) and 4.46.0 (l. 316-317 / 525-526 / 402-403). Qwen-1 (qwen1*)
 # has one KV head a query head. MistralAttention, MistralSdpaAttention and MistralFlashAttention2 all repeat too
 # (4.38-4.46, aud45h): mistral. Version: Qwen2FlashAttention2's repeat is transformers 4.37-4.47 code; 4.48.0 moved
 # flash-attn to integrations/flash_attention.py, which has no repeat_kv, so on 4.48 and later with
@@ -170,6 +193,8 @@ REPEAT_KV = {
     "qwen2": ("eager", "sdpa", "flash_attention_2"),
     "mistral": ("eager", "sdpa", "flash_attention_2"),
     "qwen1": (),
+    "qwen1_unfused_norm": (),
+    "qwen1_no_flash": (),
 }
 
 
@@ -290,15 +315,15 @@ def text(spec) -> str:
 def _harness_text(spec) -> str:
     if getattr(spec.inference, "generate_harness", "transformers") == "auto_gptq":
         return (
-            "31 us a kernel is AutoGPTQ's generate wrapper (inference.generate_harness auto_gptq: torch.inference_mode "
-            "and torch.amp.autocast around the model's generate; AutoGPTQ's README llama-7b fp16 A100 row reads 31.9 "
-            "us), about 1.9x plain transformers generate's 17 us"
+            "31 us a kernel is the host AutoGPTQ's README llama-7b fp16 A100 row measured (inference.generate_harness "
+            "auto_gptq: a stated host rate, 31.9 us on the count; cause not shown), about 1.8x plain transformers "
+            "generate's 17 us"
         )
     return (
         "17 us a kernel is plain transformers generate (inference.generate_harness transformers: the median of "
-        "published A100 hosts, 14.7-18.1 us, optimum's benchmark and the Qwen2 / Qwen2.5 speed pages); AutoGPTQ's "
-        "generate wrapper (inference_mode + autocast) measured 31.9 us: state inference.generate_harness auto_gptq "
-        "for a model driven through AutoGPTQForCausalLM"
+        "published A100 hosts, 14.7-18.1 us, optimum's benchmark and the Qwen2 / Qwen2.5 speed pages); state "
+        "inference.generate_harness auto_gptq for the host AutoGPTQ's README llama-7b fp16 A100 row measured (31.9 "
+        "us; cause not shown)"
     )
 
 
@@ -382,6 +407,14 @@ _LAYER_TEXT = {
         "recounted)"
     ),
     "qwen1": "The count is Qwen-1's layer with flash-attn's fused norm and rotary (model.eager_layer qwen1)",
+    "qwen1_unfused_norm": (
+        "The count is Qwen-1's layer with flash-attn 2 but eager RMSNorms, 37 kernels (model.eager_layer "
+        "qwen1_unfused_norm: flash-attn's optional csrc/layer_norm not built)"
+    ),
+    "qwen1_no_flash": (
+        "The count is Qwen-1's layer without flash-attn, 45 kernels (model.eager_layer qwen1_no_flash: eager norms "
+        "and rotary, SDPA)"
+    ),
     "llama": (
         "The count is transformers 4.30's Llama decoder layer (model.eager_layer llama: eager norms and rotary, "
         "q, k and v apart; AutoGPTQ's fused llama modules would issue fewer)"

@@ -84,15 +84,18 @@ SERVING_ENGINES = ("compiled", "hf_eager")
 # exllama 4-bit kernel, at its measured single-stream step ratio to fp16)
 QUANT_KERNELS = ("unstated", "exllama")
 # model.eager_layer: the decoder layer whose kernels an hf_eager loop issues (serving_host.EAGER_LAYER_KERNELS)
-# (unstated: the preset's architecture, presets.PRESET_EAGER_LAYERS, else llama)
-EAGER_LAYERS = ("llama", "qwen1", "qwen2", "mistral")
+# (unstated: the preset's architecture, presets.PRESET_EAGER_LAYERS, else llama). Qwen-1 has three counts (fix47h):
+# qwen1 (flash-attn with its optional fused rms_norm, 23), qwen1_unfused_norm (flash-attn 2 without csrc/layer_norm,
+# 37), qwen1_no_flash (no flash-attn: eager norms and rotary, SDPA, 45)
+EAGER_LAYERS = ("llama", "qwen1", "qwen1_unfused_norm", "qwen1_no_flash", "qwen2", "mistral")
 # inference.attn_implementation: transformers' attn_implementation an hf_eager loop runs (serving_host.kv_cache_passes):
 # unstated (3 passes over the KV cache, a floor), eager, sdpa or flash_attention_2; with model.eager_layer it says
 # whether the code copies the cache per query head (repeat_kv) before attention
 ATTN_IMPLEMENTATIONS = ("unstated", "eager", "sdpa", "flash_attention_2")
 # inference.generate_harness: whose generate drives an hf_eager loop (serving_host.kernel_host_seconds): transformers
-# (default: the model's own generate, plain transformers) or auto_gptq (AutoGPTQ's AutoGPTQForCausalLM.generate,
-# which wraps it in torch.inference_mode() + torch.amp.autocast: a slower host a kernel)
+# (default: the model's own generate, plain transformers) or auto_gptq: the host AutoGPTQ's README llama-7b fp16 A100
+# row measured, 31 us a kernel; cause not shown (a stated host-rate choice, fix47h; not AutoGPTQ's generate wrapper,
+# which the same-host Qwen-1 Int / BF16 pairs contradict)
 GENERATE_HARNESSES = ("transformers", "auto_gptq")
 # inference.expert_precision: the routed experts' weights and GEMMs apart from the model's precision (MoE models,
 # task inference): model (default: the experts at spec.precision) or a 16-bit type, for a serving engine that keeps

@@ -141,12 +141,13 @@ KNOB_LABELS = {
     ),
     "generate_harness": (
         "Generate harness",
-        "hf_eager: transformers (plain generate, ~17 us a kernel) / auto_gptq (AutoGPTQ's generate wrapper: "
-        "inference_mode + autocast, 31 us a kernel)",
+        "hf_eager: transformers (plain generate, ~17 us a kernel) / auto_gptq (the host AutoGPTQ's README llama-7b "
+        "fp16 A100 row measured, 31 us a kernel; cause not shown)",
     ),
     "eager_layer": (
         "Decoder layer code",
-        "hf_eager: from_preset (Qwen2.5 qwen2, mistral-7b mistral, else llama) / llama / qwen1 / qwen2 / mistral",
+        "hf_eager: from_preset (Qwen2.5 qwen2, mistral-7b mistral, else llama) / llama / qwen1 (23) / "
+        "qwen1_unfused_norm (37) / qwen1_no_flash (45) / qwen2 / mistral",
     ),
     "expert_precision": (
         "Expert precision",

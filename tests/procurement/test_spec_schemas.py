@@ -69,4 +69,15 @@ def test_the_generate_harness_is_documented_with_the_parsers_choices():
     # host47b: inference.generate_harness (transformers | auto_gptq)
     field = docs.WorkloadInferenceSerializer().fields["generate_harness"]
     assert set(field.choices) == set(spec.GENERATE_HARNESSES) == {"transformers", "auto_gptq"}
-    assert "AutoGPTQ" in field.help_text and "autocast" in field.help_text
+    # fix47h: a stated host rate ("cause not shown"), not AutoGPTQ's inference_mode + autocast wrapper
+    assert "AutoGPTQ" in field.help_text and "cause not shown" in field.help_text
+    assert "autocast" not in field.help_text
+
+
+def test_the_qwen1_eager_layers_are_documented_with_the_parsers_choices():
+    # fix47h: model.eager_layer qwen1_unfused_norm (37) and qwen1_no_flash (45)
+    field = docs.WorkloadModelSerializer().fields["eager_layer"]
+    assert set(field.choices) == set(spec.EAGER_LAYERS)
+    assert {"qwen1_unfused_norm", "qwen1_no_flash"} <= set(field.choices)
+    assert "qwen1_unfused_norm" in field.help_text and "37" in field.help_text
+    assert "qwen1_no_flash" in field.help_text and "45" in field.help_text

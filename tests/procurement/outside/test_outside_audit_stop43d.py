@@ -36,7 +36,8 @@ from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS
 from tests.procurement.outside.test_outside_audit_stop43l import QWEN_1_8B as _QWEN_1_8B_SHAPE
 from tests.procurement.outside.test_outside_recommendations_stop43 import QWEN1_BF16_HOST47, QWEN_MODELS
 
-QWEN_1_8B = _QWEN_1_8B_SHAPE | {"eager_layer": "qwen1"}  # fix43d: Qwen-1's QWenBlock, 23 kernels a layer
+# fix47h: the README's run (flash-attn 2 without the optional csrc/layer_norm): 37 kernels a layer (was qwen1, 23)
+QWEN_1_8B = _QWEN_1_8B_SHAPE | {"eager_layer": "qwen1_unfused_norm"}
 
 
 def qwen_report(model: dict, quantization: str, parallelism: dict | None = None) -> dict:
@@ -44,10 +45,8 @@ def qwen_report(model: dict, quantization: str, parallelism: dict | None = None)
     # acc44: the README's auto-gptq < 0.5 runs 4-bit on exllama (test_outside_recommendations_stop43.qwen_spec)
     if quantization == "int4":
         inference["quant_kernel"] = "exllama"
-    # host47b: the README's Int4 / Int8 speeds are "provided by the autogptq library" (from_pretrained "approximately
-    # 20% slower"): a spec change that states what the published run did (test_outside_recommendations_stop43.qwen_spec)
-    if quantization in ("int4", "int8"):
-        inference["generate_harness"] = "auto_gptq"
+    # fix47h: one harness for every row, plain transformers (the default); host47b's auto_gptq for Int4 / Int8 is
+    # withdrawn (test_outside_recommendations_stop43.qwen_spec)
     spec = {
         "name": f"aud43d-{model['name']}-{quantization}",
         "task": "inference",
@@ -141,10 +140,16 @@ _LLAMA_COUNT = (
 # model's own decoder layer (transformers 4.30 LlamaDecoderLayer, 51 kernels) instead of Qwen-1's 23 for every model.
 @pytest.mark.django_db
 def test_autogptq_llama7b_fp16_a100_40g_batch1(bundled_catalog):
-    # host47b: states inference.generate_harness auto_gptq, what the published run did (a spec change, no new figure):
-    # AutoGPTQ @4b8524ff examples/benchmark/generation_speed.py drives AutoGPTQForCausalLM.generate, which wraps the
-    # model's generate in torch.inference_mode() + torch.amp.autocast (auto_gptq/modeling/_base.py l. 387-390).
-    # Unstated it would be plain transformers at 16.99 us: 35.24 tokens/s, +86.8%.
+    # host47b: states inference.generate_harness auto_gptq (AutoGPTQ @4b8524ff examples/benchmark/generation_speed.py
+    # drives AutoGPTQForCausalLM.generate). Unstated it would be plain transformers at 16.99 us: 35.24 tokens/s, +86.8%.
+    # fix47h (aud47h): UNEXPLAINED host. auto_gptq is now only a stated host-rate choice, "the host AutoGPTQ's README
+    # llama-7b fp16 A100 row measured, 31 us a kernel; cause not shown": host47b's cause (AutoGPTQ's inference_mode +
+    # autocast generate wrapper, _base.py l. 387-390) is withdrawn, the same-host Qwen-1 Int / BF16 pairs refute it.
+    # Kept passing with the spec stating auto_gptq, not made a strict xfail at the default: the field is a stated host
+    # and this row is that host's only published measurement (31.89 us on the 51 count); its pass is therefore no
+    # evidence for the rate (the value is read off this row), and what makes this host 1.9x the default's is not shown
+    # (no same-host pair with and without AutoGPTQ's harness is published; torch / transformers release ruled out,
+    # test_outside_host_release_stop47.py).
     speed = decode_speed("llama-2-7b", "none", "a100-sxm4-40gb", 512, 64, "auto_gptq")
     assert speed == pytest.approx(1 / ((51 * 32 + 30) * 31e-6), rel=0.002)  # host-bound: the floor decides
     assert speed == pytest.approx(18.87, rel=0.15)
@@ -244,19 +249,34 @@ def test_gptfast_blog_eager_llama7b_a100_80g_batch1(bundled_catalog):
             marks=pytest.mark.xfail(
                 strict=True,
                 reason=QWEN1_BF16_HOST47.format(
-                    row="Qwen-1.8B BF16: published 54.09 tokens/s, ours 55.43 (+2.5%) -> 101.13 (+87.0%)"
+                    row="Qwen-1.8B BF16: published 54.09 tokens/s, ours 55.43 (+2.5%) -> 101.13 (+87.0%, host47b) -> "
+                    "64.12 (+18.5%, fix47h)"
                 ),
             ),
         ),
-        ("int8", 55.56),
+        pytest.param(
+            "int8",
+            55.56,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="UNEXPLAINED (fix47h; passing before only on auto_gptq's 31 us and the 23 count, which the "
+                "README's BF16 rows and the Qwen-1.8B-Chat card's v2 / Disabled pair refute): [QWEN] Qwen-1.8B-Chat-"
+                "Int8, one A100-SXM4-80G, batch 1, 2,048 generated: published 55.56 tokens/s, ours 55.43 (-0.2%) -> "
+                "64.12 (+15.4%) on one harness (transformers, 16.99 us) and the README's layer qwen1_unfused_norm "
+                "(37). It misses by the BF16 row's own host excess (+18.5%, QWEN1_BF16_HOST47: 20.1 us a kernel on "
+                "37 against the default 16.99), the Int8 step here being the BF16 one's (55.56 / 54.09 = 1.027). "
+                "Not sized: this host's per-kernel rate, which no field states.",
+            ),
+        ),
+        # fix47h: 60.77 (-14.5%, auto_gptq on the 23 count) -> 70.29 (-1.1%), passing: one harness, the 37 count
         ("int4", 71.07),
     ],
 )
 def test_qwen_1_8b_decode_on_one_a100_within_15_percent(bundled_catalog, quantization, published):
-    # host47b: Int4 / Int8 state generate_harness auto_gptq (qwen_report), 31 us; BF16 the default, 16.99 us
-    rate = 16.99e-6 if quantization == "none" else 31e-6
-    by_hand = 1 / ((23 * 24 + 30) * rate * (33.711 / 36.958 if quantization == "int4" else 1.0))
-    assert by_hand == pytest.approx({"none": 101.13, "int8": 55.43, "int4": 60.77}[quantization], abs=0.01)
+    # fix47h: every row on one harness (transformers, 16.99 us) and the README's layer (qwen1_unfused_norm, 37)
+    rate = 16.99e-6
+    by_hand = 1 / ((37 * 24 + 30) * rate * (33.711 / 36.958 if quantization == "int4" else 1.0))
+    assert by_hand == pytest.approx({"none": 64.12, "int8": 64.12, "int4": 70.29}[quantization], abs=0.01)
     speed = qwen_report(QWEN_1_8B, quantization)["throughput"]["decode_tokens_per_second_per_stream"]
     assert speed == pytest.approx(by_hand, rel=0.002)  # host-bound: the floor decides
     assert speed == pytest.approx(published, rel=0.15)

@@ -170,7 +170,9 @@ def test_the_generate_harness_sets_the_host_rate_a_kernel():
     ratio = serving_host.host_seconds_per_token(wrapped) / serving_host.host_seconds_per_token(plain)
     assert ratio == pytest.approx(31 / 16.99)
     assert "17 us a kernel is plain transformers generate" in serving_host.text(plain)
-    assert "AutoGPTQ's generate wrapper (inference.generate_harness auto_gptq" in serving_host.text(wrapped)
+    # fix47h: auto_gptq is a stated host rate, its cause not shown (AutoGPTQ's generate wrapper withdrawn, aud47h)
+    assert "the host AutoGPTQ's README llama-7b fp16 A100 row measured" in serving_host.text(wrapped)
+    assert "cause not shown" in serving_host.text(wrapped) and "autocast" not in serving_host.text(wrapped)
 
 
 def test_the_generate_harness_needs_an_eager_loop():
@@ -196,4 +198,5 @@ def test_the_form_states_the_generate_harness_only_where_it_is_not_the_default()
 def test_the_form_offers_the_generate_harness_with_the_parsers_choices():
     field = next(f for f in form_fields(KNOB_DEFAULTS, {}) if f["name"] == "generate_harness")
     assert tuple(field["choices"]) == ("transformers", "auto_gptq")
-    assert field["value"] == "transformers" and "autocast" in field["hint"]
+    assert field["value"] == "transformers" and "cause not shown" in field["hint"]  # fix47h
+    assert "autocast" not in field["hint"]

@@ -42,6 +42,29 @@ def test_the_host_time_a_token_is_counted_from_the_layer_and_the_loop():
     assert "Qwen-1's layer" in serving_host.text(qwen1)
 
 
+def test_the_qwen1_layers_without_the_fused_norm_or_flash_attn_are_counted():
+    # fix47h: counted from zhangningboo/Qwen-7B @e7a368b0 modeling_qwen.py (serving_host.EAGER_LAYER_KERNELS):
+    # flash-attn 2 without csrc/layer_norm: the two RMSNorms eager, 8 kernels each where the fused one is 1: 23 + 14
+    unfused = _spec("hf_eager", "qwen1_unfused_norm")
+    assert serving_host.kernels_per_layer(unfused) == 37.0
+    assert serving_host.host_seconds_per_token(unfused) == pytest.approx((32 * 37 + 30) * HOST)
+    assert "37 kernels" in serving_host.text(unfused) and "csrc/layer_norm" in serving_host.text(unfused)
+    # no flash-attn: norms 16, rotary 16, KV cats 2, SDPA 1, contiguous 1, silu / mul 2, residuals 2 + 5 linears
+    no_flash = _spec("hf_eager", "qwen1_no_flash")
+    assert serving_host.kernels_per_layer(no_flash) == 45.0
+    assert "without flash-attn, 45 kernels" in serving_host.text(no_flash)
+    # Qwen-1 keeps one KV head a query head: no repeat_kv in any of its layers
+    assert serving_host.kv_cache_passes(unfused) == serving_host.kv_cache_passes(no_flash) == 3.0
+
+
+def test_the_form_offers_the_qwen1_layers():
+    from procurement.views.sizing import KNOB_DEFAULTS, form_fields
+
+    field = next(f for f in form_fields(KNOB_DEFAULTS, {}) if f["name"] == "eager_layer")
+    assert {"qwen1_unfused_norm", "qwen1_no_flash"} <= set(field["choices"])
+    assert "qwen1_unfused_norm (37)" in field["hint"] and "qwen1_no_flash (45)" in field["hint"]
+
+
 def test_a_model_without_a_stated_layer_runs_transformers_llama_layer():
     llama = _spec("hf_eager")
     assert llama.model.eager_layer == "llama"
