@@ -334,7 +334,11 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "model (default): the experts at precision. bf16 / fp16: the experts' weights at 2 bytes (memory and decode "
         "reads) and their GEMMs at the card's 16-bit peak and the engine's 16-bit efficiency, the other layers at "
         "precision (TensorRT-LLM v0.9.0's MoE plugin under FP8: moe.py weight_dtype = dtype, no FP8 runner; FP8 "
-        "checkpoints that keep the experts in BF16). Refused for a dense model, another task or quantized weights",
+        "checkpoints that keep the experts in BF16). Only for stacks that keep experts 16-bit (the TensorRT-LLM "
+        "v0.9.0-era MoE plugin; FP8 OOTB MoE only from 0.12.0): v0.10+ and current releases run FP8 Mixtral "
+        "experts, where stating bf16 / fp16 costs 18-47% of the throughput and can push H100 TP1 Mixtral out of "
+        "memory. bf16 experts on Volta / Turing (V100, T4) are refused like a bf16 model (blocked_by precision). "
+        "Refused for a dense model, another task or quantized weights",
     )
     requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
     tokens_per_second = _number(

@@ -27,6 +27,7 @@ from procurement.sizing.assumptions import (
     GPUS_PER_NODE,
     TIGHT_UTILIZATION,
 )
+from procurement.sizing.compatibility import stated_expert_precision
 from procurement.sizing.compute_peak import expert_rate_inputs, power_bound_tflops, spec_peak_tflops
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.host import pipeline_vcpus_needed, stack_host_ram, vcpus_per_gpu
@@ -458,6 +459,10 @@ def _estimated_speed_text(gpu: GpuSpec) -> str:
 def incompatibility(spec: WorkloadSpec, gpu: GpuSpec) -> str:
     if not gpu.supports_precision(spec.precision):
         return f"{gpu.slug} ({gpu.architecture}) cannot run {spec.precision}"
+    experts = stated_expert_precision(spec)
+    if experts and not gpu.supports_precision(experts):
+        # the sizing page's gate (compatibility.check_gpu): stated experts at a precision the card lacks
+        return f"{gpu.slug} ({gpu.architecture}) cannot run {experts} experts (inference.expert_precision)"
     if gpu.dense_tflops(spec.precision if spec.precision != "fp32" else "fp32") is None:
         return f"no datasheet {spec.precision} throughput for {gpu.slug}: speed not estimated"
     return ""

@@ -51,6 +51,12 @@ def check_gpu(spec: WorkloadSpec, gpu: GpuSpec, plan: ParallelismSpec | None = N
     if not gpu.supports_precision(spec.precision):
         result.errors.append(_PRECISION_RULES.get(spec.precision, f"{spec.precision} is not supported"))
         result.blocked_by = "precision"
+    experts = stated_expert_precision(spec)
+    if experts and not gpu.supports_precision(experts):
+        # the experts' GEMMs run at their own precision (throughput.expert_split): a card without it is refused
+        # like a model at that precision (aud47x: bf16 experts on a V100 / T4 read 'oversized' with no speed)
+        result.errors.append(f"inference.expert_precision {experts}: {_PRECISION_RULES[experts]} experts")
+        result.blocked_by = "precision"
     if spec.flash_attention and not gpu.supports_flash_attention() and not spec.model.is_image:
         result.flash_attention = False
         result.warnings.append(
@@ -70,17 +76,40 @@ def check_gpu(spec: WorkloadSpec, gpu: GpuSpec, plan: ParallelismSpec | None = N
     return result
 
 
+def stated_expert_precision(spec: WorkloadSpec) -> str | None:
+    """The routed experts' precision where ``inference.expert_precision`` states it apart from the model's (an MoE
+    model); None otherwise."""
+    experts = spec.inference.expert_precision
+    if not spec.model.is_moe or experts == "model":
+        return None
+    return experts
+
+
 def precision_fix(spec: WorkloadSpec, gpu: GpuSpec) -> tuple[str, str] | None:
     """The closest precision this card runs and the remedy text naming both fixes; None if none needed.
 
-    e.g. bf16 on a T4: ("fp16", "use fp16 (Turing has no BF16) or an Ampere-or-later card").
+    e.g. bf16 on a T4: ("fp16", "use fp16 (Turing has no BF16) or an Ampere-or-later card"). Where the model's
+    precision runs but stated experts' (``inference.expert_precision``) do not, the fix names the experts' field
+    (expert_precision_fix).
     """
     if gpu.supports_precision(spec.precision):
-        return None
+        return expert_precision_fix(spec, gpu)
     fallback = next((p for p in _FALLBACKS.get(spec.precision, ()) if gpu.supports_precision(p)), "fp32")
     lacks = f"{gpu.architecture or gpu.name} has no {spec.precision.upper()}"
     card = _CARD_FOR_PRECISION.get(spec.precision, f"a card with {spec.precision} support")
     return fallback, f"use {fallback} ({lacks}) or {card}"
+
+
+def expert_precision_fix(spec: WorkloadSpec, gpu: GpuSpec) -> tuple[str, str] | None:
+    """Stated experts at a precision this card lacks (bf16 experts on Volta / Turing): the closest 16-bit type it
+    runs and the remedy text; None if none needed."""
+    experts = stated_expert_precision(spec)
+    if experts is None or gpu.supports_precision(experts):
+        return None
+    fallback = next((p for p in _FALLBACKS.get(experts, ()) if gpu.supports_precision(p)), "fp16")
+    lacks = f"{gpu.architecture or gpu.name} has no {experts.upper()}"
+    card = _CARD_FOR_PRECISION.get(experts, f"a card with {experts} support")
+    return fallback, f"use inference.expert_precision {fallback} ({lacks}) or {card}"
 
 
 def long_training_warning(spec: WorkloadSpec, gpu: GpuSpec, hours: float | None) -> str | None:

@@ -367,9 +367,11 @@ def _precision_remedies(spec: WorkloadSpec, gpu: GpuSpec, count: int, flash: boo
     spec still does not fit this card and count, the fixed spec's memory remedies follow."""
     fix = precision_fix(spec, gpu)
     if fix is None:  # called only for a card blocked by precision, which always has a fix
-        raise ValueError(f"{gpu.slug} runs {spec.precision}: no precision remedy to give")
+        raise ValueError(f"{gpu.slug} runs {spec.precision} and its experts: no precision remedy to give")
     precision, fix_text = fix
-    fixed = _with_precision(spec, precision)  # one object per spec and precision, so the ladders cache
+    # the model's precision, or, where only stated experts' is blocked (bf16 experts on Volta / Turing),
+    # inference.expert_precision; one object per spec and fix, so the ladders cache
+    fixed = _with_precision(spec, precision, gpu.supports_precision(spec.precision))
     total = float(peak_by_count(fixed, count, flash))
     if not math.isfinite(total):
         more = _remedies(fixed, gpu, count, flash, None, catalog)
@@ -387,7 +389,9 @@ def _precision_remedies(spec: WorkloadSpec, gpu: GpuSpec, count: int, flash: boo
 
 
 @identity_cache
-def _with_precision(spec: WorkloadSpec, precision: str) -> WorkloadSpec:
+def _with_precision(spec: WorkloadSpec, precision: str, experts_only: bool = False) -> WorkloadSpec:
+    if experts_only:
+        return replace(spec, inference=replace(spec.inference, expert_precision=precision))
     return replace(spec, precision=precision)
 
 

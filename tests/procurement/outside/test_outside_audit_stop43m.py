@@ -310,11 +310,15 @@ MOE47_H100_BELOW_READS = (
     "{ours:,.1f} ({err:+.1%}) with inference.expert_precision fp16 stated (moe47), as the A100 and L40S batch-32 "
     "rows. (a) [V090]: the plugin's experts are 16-bit (moe.py `self.weight_dtype = dtype`, no FP8 runner), and "
     "[TRTBENCH]: the engines ran without a checkpoint (xavier-random weights, random token ids), a random router "
-    "concentrated across tokens. (b) From the row: its whole step, 32 / (1,317 x 2) = 12.15 ms with the prefill, "
-    "attention and all-reduces counted as zero, is shorter than reading all 8 16-bit experts at the full datasheet "
-    "3,350 GB/s (45.1 GB a GPU: 13.46 ms), so it read at most 6.5 of 8 experts a layer "
-    "(test_the_batch_32_long_output_rows_read_fewer_experts_than_any_trained_router) where 32 streams of a trained "
-    "router read 8. (c) The experts a random router's draw reads are no property of a deployable model: no field "
+    "concentrated across tokens. (b) Existence: the same table's A100 FP16 TP 2 batch-32 "
+    "2,048/2,048 row (published 801; FP16 throughout, so certainly 16-bit experts, in the same harness) reads at "
+    "most 5.85 of 8 experts a layer in its step at the A100's full 2,039 GB/s, the KV cache and attention weights "
+    "counted (test_the_batch_32_long_output_rows_read_fewer_experts_than_any_trained_router), where 32 streams of "
+    "a trained router read 8: the random router's fewer experts, proven on a row with no FP8 to confound it. This "
+    "row alone proves fewer 16-bit bytes than all 8 experts (its step, 32 / (1,317 x 2) = 12.15 ms with the "
+    "prefill, attention and all-reduces counted as zero, is shorter than all 8 16-bit experts at the full 3,350 "
+    "GB/s, 45.1 GB a GPU: 13.46 ms), not fewer experts against FP8 experts (it passed at -7.5% with all 8 read at "
+    "FP8); that rests on (a) and the A100 sibling. Size only bounded: at most 6.5 of 8 here. (c) The experts a random router's draw reads are no property of a deployable model: no field "
     "can state them; the product sizes trained routing."
 )
 MOE47_L40S = (
@@ -338,22 +342,28 @@ MIXTRAL_ROWS = {
     (H200, "fp8", 2, 1024, 128, 128): (5444, 9822.1, MOE47_SM80_RATE),
     (H200, "fp8", 2, 256, 128, 2048): (4973, 6899.3, MOE47_SM80_RATE),
     (H200, "fp8", 2, 64, 2048, 128): (605, 778.8, MOE47_SM80_RATE),
-    # Was a strict xfail: published 1,821; ours 2,849.7 (+56.5%). Now 1,731.7 (-4.9%) because the experts are read
-    # at 2 bytes and run at the 16-bit rate (inference.expert_precision fp16 stated: [V090] moe.py weight_dtype =
-    # dtype, no FP8 runner in mixtureOfExpertsPlugin.cpp), the attention and dense linears staying FP8.
+    # Landed when stated with 16-bit experts; not FIXED (four passing rows moved out by the same restatement; fix47x
+    # after aud47x, explain-rules: a fix moves no passing case out). Was a strict xfail: published 1,821; ours
+    # 2,849.7 (+56.5%). Now 1,731.7 (-4.9%) with the experts read at 2 bytes and run at the 16-bit rate
+    # (inference.expert_precision fp16 stated: [V090] moe.py weight_dtype = dtype, no FP8 runner in
+    # mixtureOfExpertsPlugin.cpp), the attention and dense linears staying FP8. The restatement's other moves:
+    # four passing rows moved out by the same restatement: H100 b32 2,048/2,048 -7.5% -> -47.2%, L40S b256 128/2,048 +11.2% -> -25.1%, and test_outside_audit_stop43s.py's H100 / H200 128-token first tokens +11.3% -> +83.1% / -1.5% -> +54.0%.
     (H200, "fp8", 2, 64, 2048, 2048): (1821, 1731.7, None),
     (H100, "fp8", 2, 512, 128, 128): (5255, 7276.4, MOE47_SM80_RATE),
     (H100, "fp8", 2, 128, 128, 2048): (3408, 2751.1, MOE47_H100_LONG),
-    # Was a strict xfail: published 588; ours 1,091.2 (+85.6%). Now 672.8 (+14.4%) because the experts run at the
-    # 16-bit rate and bytes (expert_precision fp16 stated, [V090] as above). At the edge: the prefill-heavy rows'
-    # 0.26-0.28 of the 16-bit peak (MOE47_SM80_RATE) says the Sm80 grouped GEMM's rate is still under the 0.55 the
-    # engine charges, here offset by the row's other terms.
+    # Landed when stated with 16-bit experts; not FIXED (four passing rows moved out by the same restatement, see the
+    # H200 b64 2,048/2,048 row above). Was a strict xfail: published 588; ours 1,091.2 (+85.6%). Now 672.8 (+14.4%)
+    # with the experts at the 16-bit rate and bytes (expert_precision fp16 stated, [V090] as above). At the edge:
+    # the prefill-heavy rows' 0.26-0.28 of the 16-bit peak (MOE47_SM80_RATE) says the Sm80 grouped GEMM's rate is
+    # still under the 0.55 the engine charges, here offset by the row's other terms. If a Hopper rate for v0.9.0's
+    # Sm80 grouped GEMM is ever fitted, hold this row out (it lands only by the tolerance's width at 0.55).
     (H100, "fp8", 2, 64, 2048, 128): (588, 672.8, None),
     (H100, "fp8", 2, 32, 2048, 2048): (1317, 695.1, MOE47_H100_BELOW_READS),
     (L40S, "fp8", 4, 256, 128, 128): (1266, 998.3, MOE47_L40S),
     (L40S, "fp8", 4, 256, 128, 2048): (1490, 1115.7, MOE47_L40S),
-    # Was a strict xfail: published 155; ours 203.0 (+31.0%). Now 154.1 (-0.6%) because the experts run at the
-    # 16-bit rate and bytes (expert_precision fp16 stated: the same plugin on Ada, [V090]).
+    # Landed when stated with 16-bit experts; not FIXED (four passing rows moved out by the same restatement, see the
+    # H200 b64 2,048/2,048 row above). Was a strict xfail: published 155; ours 203.0 (+31.0%). Now 154.1 (-0.6%)
+    # with the experts at the 16-bit rate and bytes (expert_precision fp16 stated: the same plugin on Ada, [V090]).
     (L40S, "fp8", 4, 64, 2048, 128): (155, 154.1, None),
     (L40S, "fp8", 4, 32, 2048, 2048): (412, 173.7, MOE47_L40S_BELOW_READS),
     (A100, "fp16", 2, 512, 128, 128): (

@@ -174,3 +174,89 @@ def test_the_ranking_prices_the_stated_experts(bundled_catalog):
     stated, model = generated("bf16"), generated(None)
     both = np.isfinite(stated) & np.isfinite(model) & (model > 0)  # 0: a shape that does not serve it
     assert both.any() and (stated[both] < model[both]).all()
+
+
+def test_bf16_experts_on_volta_and_turing_are_blocked_by_precision():
+    # fix47x (aud47x's item 4): stated bf16 experts run their GEMMs at the card's bf16 peak (throughput.expert_split),
+    # which Volta and Turing lack ("bf16 needs NVIDIA Ampere or later"): the card is refused as a bf16 model is, and
+    # the remedy names the experts' field; fp16 experts or an Ampere card pass the gate.
+    from procurement.sizing.compatibility import check_gpu, precision_fix
+
+    spec = _spec(experts="bf16", precision="fp16")
+    for slug in ("v100-sxm2-32gb", "t4"):
+        compat = check_gpu(spec, GPUS[slug])
+        assert compat.blocked_by == "precision"
+        assert any("inference.expert_precision bf16" in error for error in compat.errors)
+        fallback, text = precision_fix(spec, GPUS[slug])
+        assert fallback == "fp16" and text.startswith("use inference.expert_precision fp16")
+        assert check_gpu(_spec(experts="fp16", precision="fp16"), GPUS[slug]).blocked_by is None
+    assert check_gpu(spec, GPUS["a100-sxm4-80gb"]).blocked_by is None
+    assert precision_fix(spec, GPUS["a100-sxm4-80gb"]) is None
+
+
+@pytest.mark.django_db
+def test_the_sizing_page_remedy_restates_the_experts(bundled_catalog):
+    from tests.procurement.outside.test_outside_recommendations_x26b import candidate
+
+    document = {
+        "task": "inference",
+        "model": {"preset": "mixtral-8x7b"},
+        "precision": "fp16",
+        "parallelism": {"gpus": 8, "tensor_parallel": 8},
+        "inference": {
+            "concurrency": 8,
+            "context_len": 2048,
+            "output_tokens": 128,
+            "expert_precision": "bf16",
+        },
+    }
+    row = candidate(document, "v100-sxm2-32gb")
+    assert (row["verdict"], row["blocked_by"]) == ("does_not_fit", "precision")
+    assert row["remedies"][0].startswith("use inference.expert_precision fp16")
+    assert row["errors"] and "Ampere" in row["errors"][0]
+
+
+@pytest.mark.django_db
+def test_the_ranking_refuses_bf16_experts_on_a_card_without_bf16(bundled_catalog):
+    # the ranking's gate (ranking/shapes.incompatibility) mirrors the sizing page's: fp16 Mixtral with bf16 experts is
+    # incompatible on every Volta / Turing kind and on none of the Ampere-or-later kinds; fp16 experts pass everywhere
+    from dataclasses import replace
+
+    from procurement.ranking.contract import instance_counts_for
+    from procurement.ranking.serving import serving_options
+    from procurement.ranking.shapes import build_shapes
+    from procurement.services.recommendations import RankingContext, ranking_options_parse
+
+    def shapes(experts):
+        document = {
+            "name": "m",
+            "task": "inference",
+            "model": {"preset": "mixtral-8x7b"},
+            "precision": "fp16",
+            "inference": {
+                "concurrency": 8,
+                "context_len": 2048,
+                "output_tokens": 128,
+                "expert_precision": experts,
+            },
+        }
+        spec = parse_workload_spec(document)
+        context = RankingContext.current()
+        options = serving_options(spec, ranking_options_parse({}))
+        options = replace(options, instance_counts=instance_counts_for(spec, options))
+        grid = context.prepared(options).grid(context.gpus, options.instance_counts)
+        return grid, build_shapes(spec, grid, options)
+
+    grid, bf16 = shapes("bf16")
+    _, fp16 = shapes("fp16")
+    lacking = [i for i, gpu in enumerate(grid.kind_gpus) if not gpu.supports_precision("bf16")]
+    assert lacking, "the catalog has a Volta / Turing card"
+    for i, gpu in enumerate(grid.kind_gpus):
+        if i in lacking:
+            assert "bf16 experts (inference.expert_precision)" in bf16.incompatible[i]
+            assert not fp16.incompatible[i].startswith(f"{gpu.slug} ({gpu.architecture}) cannot run")
+        else:
+            assert "expert_precision" not in bf16.incompatible[i]
+    blocked = np.isin(np.asarray(grid.kind), lacking)
+    assert blocked.any()
+    assert not np.asarray(bf16.fits)[blocked].any()  # no Volta / Turing shape is ranked as fitting
