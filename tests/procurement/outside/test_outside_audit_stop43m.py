@@ -866,7 +866,20 @@ GB200_HELD_OUT = {
     # key: (spec, gpu, published, ours, gap)
     # moe45: the GB200 from the B200 at 1.025 (cls45e's pins: 3,281.6 / 3,883.9 / 17,056.1; the B200's unchanged)
     "deepseek-v3-mxfp8-gb200-ep64": (_gb200_row(DSV3_NO_MTP, 4, 4, 64, 4096, "fp8"), "gb200", 3955, 3500.5),
-    "deepseek-v3-mxfp8-b200-ep8": (_gb200_row(DSV3_NO_MTP, 16, 1, 8, 4096, "fp8"), "b200", 2689, 2523.4),
+    # cons47: stated as its recipe ran it, as test_moe_published's dsv3-b200 case states it (one row, one statement):
+    # NVIDIA-NeMo/Megatron-Bridge @df0289c180dd20ff26933455c7a0a11084f6a36f (the commit of the 26.02 table,
+    # docs/performance-summary.md line 92) scripts/performance/configs/deepseek/deepseek_workload_base_configs.py
+    # lines 105-117 (DEEPSEEK_V3_PRETRAIN_CONFIG_B200_V1: num_gpus 256, PP 16, EP 8, no VP,
+    # moe_flex_dispatcher_backend "hybridep") and 178-184 (_B200_V2, GBS 4096; _B200_FP8_MX_V2 = it). With MTP: the
+    # row's own TFLOP/s column gives 699e12 / 2,689 = 259.9e9 FLOPs a token, the "(w/ MTP)" 25.11 row 557e12 / 2,139 =
+    # 260.4e9, the "(w/o MTP)" 782e12 / 3,139 = 249.1e9 (same document, lines 92 / 145 / 133). Pin 2,523.4 (-6.2%,
+    # DSV3_NO_MTP, default alltoall) -> 3,247.4 (+20.8%, outside; stated hybridep without MTP it would read 3,307.7).
+    "deepseek-v3-mxfp8-b200-ep8": (
+        _gb200_row("deepseek-v3", 16, 1, 8, 4096, "fp8", dispatch="hybridep"),
+        "b200",
+        2689,
+        3247.4,
+    ),
     "qwen3-235b-mxfp8-gb200-ep32": (_gb200_row(QWEN3_235B, 8, 1, 32, 8192, "fp8"), "gb200", 5448, 4108.4),
     "qwen3-235b-mxfp8-b200-ep8": (_gb200_row(QWEN3_235B, 8, 1, 8, 8192, "fp8"), "b200", 3805, 3311.3),
     "gpt-oss-120b-bf16-gb200-ep64": (
@@ -890,28 +903,71 @@ GB200_HELD_OUT = {
 # B200 / GB200 26,695 / 26,373, 26,859 / 26,032, 27,136 / 26,112, i.e. GB200 / B200 0.988 / 0.969 / 0.962; the
 # product's 1.019): NVIDIA's plan gain 1.49-1.53 and 1.45-1.49, the product's 11-18% short. So the card path was
 # not most of the miss: NVIDIA's MoE GB200 runs at or under a B200 on one plan, and the rest is the plan.
+# cons47: the DeepSeek-V3 B200 EP 8 row is now stated as run (hybridep, with MTP; comment at its GB200_HELD_OUT entry)
+# and reads +20.8%, outside; the diagnosis is moe47r's (test_moe_published's dsv3-b200 strict xfail, UNEXPLAINED):
+# moe_hybridep_fixed_share scales the per-local-expert seconds too, 32 local experts make HybridEP 0.40 cheap, and the
+# joint refit that brings this row in (+7.8%) takes the held-out Qwen3-30B-A3B B200 26.04.01 row out, -10.2% ->
+# -15.7% (test_outside_moe_training_stop47.py::test_the_joint_refit_with_the_2602_dsv3_row_as_run_does_not_land).
+# The card / plan split stays like for like: the GB200 EP 64 row's recipe at the same commit sets hybridep too
+# (deepseek_workload_base_configs.py lines 72-84, DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_V1: 256 GPUs, PP 4, VP 4, EP 64,
+# "hybridep"; lines 155-161, _GB200_V2 GBS 4096, _GB200_FP8_MX_V2 = it), so the DeepSeek-V3 split is read with both
+# plans on hybridep and with MTP (DSV3_2602_GB200_AS_RUN; its GB200_HELD_OUT entry still states alltoall without MTP,
+# a follow-up): card 1.043 -> 1.057, plan 1.330 -> 1.124. On hybridep the card is above NVIDIA's same-plan dense range
+# (1.009-1.045) and further above its same-plan MoE pairs (0.962-0.988); on the alltoall reading moe45 pinned
+# (ALLTOALL_DSV3) it is 1.043, inside. The plan's gain is still short of what the published gain leaves.
+DSV3_2602_GB200_AS_RUN = _gb200_row("deepseek-v3", 4, 4, 64, 4096, "fp8", dispatch="hybridep")
+ALLTOALL_DSV3 = (  # moe45's like-for-like reading: both plans the default alltoall, DSV3_NO_MTP
+    _gb200_row(DSV3_NO_MTP, 16, 1, 8, 4096, "fp8"),
+    GB200_HELD_OUT["deepseek-v3-mxfp8-gb200-ep64"][0],
+)
+
+
+def _card_and_plan(b200_spec, gb200_spec) -> tuple[float, float]:
+    gb200_on_b200_plan = tokens_per_gpu(b200_spec, GPUS["gb200"])
+    card = gb200_on_b200_plan / tokens_per_gpu(b200_spec, GPUS["b200"])
+    return card, tokens_per_gpu(gb200_spec, GPUS["gb200"]) / gb200_on_b200_plan
+
+
 def test_gb200_held_out_moe_rows_put_the_miss_in_the_gb200s_card_path():
     ours = {key: tokens_per_gpu(spec, GPUS[gpu]) for key, (spec, gpu, _, _) in GB200_HELD_OUT.items()}
+    # cons47: the DeepSeek-V3 B200 row as run is outside (+20.8%; it was inside at -6.2% stated alltoall)
+    outside_as_run = ("deepseek-v3-mxfp8-b200-ep8",)
     inside_now = (
-        "-b200-" in key or key.startswith(("gpt-oss", "deepseek-v3-mxfp8-gb200")) for key in GB200_HELD_OUT
+        ("-b200-" in key and key not in outside_as_run)
+        or key.startswith(("gpt-oss", "deepseek-v3-mxfp8-gb200"))
+        for key in GB200_HELD_OUT
     )
     for (key, (_, _, published, pinned)), inside_expected in zip(
         GB200_HELD_OUT.items(), inside_now, strict=True
     ):
         assert ours[key] == pytest.approx(pinned, rel=0.002), key
         assert (abs(ours[key] / published - 1) <= SPEED) == inside_expected, (key, gap(ours[key], published))
-    for model, b200_plan, gb200_plan, card, plan in (
-        ("deepseek-v3", "deepseek-v3-mxfp8-b200-ep8", "deepseek-v3-mxfp8-gb200-ep64", 1.043, 1.330),
-        ("qwen3-235b", "qwen3-235b-mxfp8-b200-ep8", "qwen3-235b-mxfp8-gb200-ep32", 1.013, 1.225),
+    assert gap(ours["deepseek-v3-mxfp8-b200-ep8"], 2689) == pytest.approx(0.208, abs=0.002)
+    # the GB200 EP 64 plan as run (hybridep, MTP), the DeepSeek-V3 split's other side: 3,857.8 (-2.5%)
+    assert tokens_per_gpu(DSV3_2602_GB200_AS_RUN, GPUS["gb200"]) == pytest.approx(3857.8, rel=0.002)
+    # cons47: moe45's alltoall reading, pinned as it was (card 1.043, plan 1.330), inside NVIDIA's dense range
+    card, plan = _card_and_plan(*ALLTOALL_DSV3)
+    assert (card, plan) == pytest.approx((1.043, 1.330), abs=0.002)
+    assert 1.009 <= card <= 1.045 and 3955 / 2689 / 0.988 > 1.08 * plan
+    for model, b200_plan, gb200_spec, card_pin, plan_pin in (
+        ("deepseek-v3", "deepseek-v3-mxfp8-b200-ep8", DSV3_2602_GB200_AS_RUN, 1.057, 1.124),
+        (
+            "qwen3-235b",
+            "qwen3-235b-mxfp8-b200-ep8",
+            GB200_HELD_OUT["qwen3-235b-mxfp8-gb200-ep32"][0],
+            1.013,
+            1.225,
+        ),
     ):
-        on_b200_plan = GB200_HELD_OUT[b200_plan][0]
-        gb200_on_b200_plan = tokens_per_gpu(on_b200_plan, GPUS["gb200"])
-        assert gb200_on_b200_plan / ours[b200_plan] == pytest.approx(card, abs=0.002), model
-        assert ours[gb200_plan] / gb200_on_b200_plan == pytest.approx(plan, abs=0.002), model
-        published_gain = GB200_HELD_OUT[gb200_plan][2] / GB200_HELD_OUT[b200_plan][2]
-        # the card now inside NVIDIA's same-plan dense range (1.009-1.045), the plan's gain short of what the
-        # published gain leaves over NVIDIA's same-plan MoE card ratio (0.962-0.988)
-        assert 1.009 <= card <= 1.045 and published_gain / 0.988 > 1.08 * plan
+        card, plan = _card_and_plan(GB200_HELD_OUT[b200_plan][0], gb200_spec)
+        assert card == pytest.approx(card_pin, abs=0.002), model
+        assert plan == pytest.approx(plan_pin, abs=0.002), model
+        published_gain = {"deepseek-v3": 3955, "qwen3-235b": 5448}[model] / GB200_HELD_OUT[b200_plan][2]
+        # the plan's gain short of what the published gain leaves over NVIDIA's same-plan MoE card ratio
+        # (0.962-0.988); the card inside NVIDIA's same-plan dense range (1.009-1.045) for Qwen3-235B (alltoall),
+        # above it for DeepSeek-V3 on hybridep (cons47, comment above DSV3_2602_GB200_AS_RUN)
+        assert published_gain / 0.988 > 1.08 * plan, model
+        assert (1.009 <= card <= 1.045) == (model == "qwen3-235b"), (model, card)
     nvidia_moe_same_plan = (26373 / 26695, 26032 / 26859, 26112 / 27136)
     ours_moe_same_plan = tokens_per_gpu(QWEN3_30B_GB200, GPUS["gb200"]) / tokens_per_gpu(
         QWEN3_30B_GB200, GPUS["b200"]
