@@ -1228,22 +1228,18 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             f"weight_quantization int4 and inference.engine hf_eager (got {spec.task}, "
             f"{spec.weight_quantization}, {spec.inference.engine})",
         )
-    if spec.inference.attn_implementation != "unstated" and (
-        spec.task != "inference" or spec.inference.engine != "hf_eager"
+    # Fields that only an eager transformers decode loop reads: stated elsewhere they would silently do nothing.
+    eager_loop = spec.task == "inference" and spec.inference.engine == "hf_eager"
+    for key, unset, what in (
+        ("attn_implementation", "unstated", "names the transformers attention an eager decode loop runs"),
+        ("generate_harness", "transformers", "names whose generate drives an eager decode loop"),
     ):
-        reader.error(
-            "inference.attn_implementation",
-            "attn_implementation names the transformers attention an eager decode loop runs: it needs task "
-            f"inference and inference.engine hf_eager (got {spec.task}, {spec.inference.engine})",
-        )
-    if spec.inference.generate_harness != "transformers" and (
-        spec.task != "inference" or spec.inference.engine != "hf_eager"
-    ):
-        reader.error(
-            "inference.generate_harness",
-            "generate_harness names whose generate drives an eager decode loop: it needs task inference and "
-            f"inference.engine hf_eager (got {spec.task}, {spec.inference.engine})",
-        )
+        if getattr(spec.inference, key) != unset and not eager_loop:
+            reader.error(
+                f"inference.{key}",
+                f"{key} {what}: it needs task inference and inference.engine hf_eager "
+                f"(got {spec.task}, {spec.inference.engine})",
+            )
     if spec.inference.expert_precision != "model" and model_known:
         if not model.is_moe:
             reader.error(
