@@ -237,6 +237,26 @@ def test_the_ledger_plugin_counts_one_family_tests_and_splits_inference_by_what_
     assert outside_cases("m.py::test_the_fit_row_holds", comparisons, [lora]) == []  # in-sample
 
 
+def test_the_ledger_plugin_counts_image_cases_at_the_image_targets():
+    """Image modules compare through _within(estimate, published, target): 0.25 a speed case, 0.15 a memory
+    case (issue 29's targets), training or inference as the test's specs are."""
+    from tests.accuracy_ledger import outside_cases
+
+    sdxl = parse_workload_spec({"task": "inference", "model": {"preset": "sdxl"}})
+    yolo = parse_workload_spec(
+        {"task": "full_finetune", "model": {"preset": "yolov8n"}, "image": {"epochs": 1, "dataset_images": 128}}
+    )
+    comparisons = [(2.0, 2.5, 0.25), (10.0, 9.0, 0.15), (1.0, 1.0, 0.10)]  # rel 0.10: no image target
+    found = outside_cases("img.py::test_sdxl", comparisons, [sdxl])
+    assert [(case["class"], case["error"]) for case in found] == [
+        ("image_diffusion/throughput/inference", 0.25),
+        ("image_diffusion/memory/inference", -0.1),
+    ]
+    assert outside_cases("img.py::test_yolo", comparisons[:1], [yolo])[0]["class"] == (
+        "image_detection/throughput/training"
+    )
+
+
 def test_the_committed_ledger_is_dated_and_its_summaries_match_its_cases():
     ledger = outside_ledger()
     assert ledger["measured_on"] and len(ledger["commit"]) == 40
