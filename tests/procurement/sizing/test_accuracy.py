@@ -244,7 +244,11 @@ def test_the_ledger_plugin_counts_image_cases_at_the_image_targets():
 
     sdxl = parse_workload_spec({"task": "inference", "model": {"preset": "sdxl"}})
     yolo = parse_workload_spec(
-        {"task": "full_finetune", "model": {"preset": "yolov8n"}, "image": {"epochs": 1, "dataset_images": 128}}
+        {
+            "task": "full_finetune",
+            "model": {"preset": "yolov8n"},
+            "image": {"epochs": 1, "dataset_images": 128},
+        }
     )
     comparisons = [(2.0, 2.5, 0.25), (10.0, 9.0, 0.15), (1.0, 1.0, 0.10)]  # rel 0.10: no image target
     found = outside_cases("img.py::test_sdxl", comparisons, [sdxl])
