@@ -24,13 +24,12 @@ from procurement.sizing import mfu, parse_workload_spec
 from procurement.sizing.accuracy import (
     ACCURACY_CLASSES_JSON,
     accuracy_classes,
-    accuracy_document,
     class_summary,
     image_case_family,
     outside_ledger,
-    published_errors,
     workload_accuracy,
 )
+from procurement.sizing.accuracy_build import accuracy_document, published_errors
 from procurement.sizing.image_presets import image_presets
 
 # ----------------------------------------------------------------------------------------------------------------

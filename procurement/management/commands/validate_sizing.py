@@ -8,7 +8,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from procurement.sizing.accuracy import ACCURACY_CLASSES_JSON, accuracy_document, published_errors
+from procurement.sizing.accuracy import ACCURACY_CLASSES_JSON
+from procurement.sizing.accuracy_build import accuracy_document, published_errors
 from procurement.sizing.validation import median_absolute_error, render_markdown, unexplained, validation_rows
 
 

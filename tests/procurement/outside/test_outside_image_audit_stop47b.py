@@ -224,7 +224,10 @@ def test_the_api_sizes_rt_detr_training_and_hides_the_speed_caveat_in_memory_not
     # there (test_the_rt_detr_speed_caveat_is_a_candidate_warning), so it asserts the warning's content
     (caveat,) = [w for w in row["warnings"] if "RT-DETR" in w]
     assert "YOLO-fitted" in caveat and "3.5-4x" in caveat and "#7" in caveat and "#100" in caveat
-    assert body["accuracy"]["throughput"]["within_target"] == body["accuracy"]["throughput"]["cases"]
+    # At merge (stop 47) the outside ledger began counting the image modules, so this class now holds the outside
+    # detector training cases (26 of 28 within 25% at the stop-47 ledger): the line no longer tells this user that
+    # every run landed (it asserted within == cases, the old 'no published runs' / all-within reading)
+    assert 0 < body["accuracy"]["throughput"]["within_target"] < body["accuracy"]["throughput"]["cases"]
     # ... and the accuracy line, its figures unchanged, says it does not cover RT-DETR training
     assert body["accuracy"]["throughput"]["covers_workload"] is False
     assert "RT-DETR" in body["accuracy"]["throughput"]["note"]

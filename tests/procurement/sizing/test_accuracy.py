@@ -14,8 +14,6 @@ from procurement.sizing.accuracy import (
     IMAGE_TARGETS,
     OUTSIDE_LEDGER_COMMAND,
     accuracy_classes,
-    accuracy_document,
-    accuracy_table,
     accuracy_text,
     class_summary,
     image_case_family,
@@ -25,6 +23,7 @@ from procurement.sizing.accuracy import (
     workload_accuracy,
     workload_family,
 )
+from procurement.sizing.accuracy_build import accuracy_document, accuracy_table
 from procurement.sizing.image_validation import MEMORY_TARGET, SPEED_TARGET, image_cases
 
 
