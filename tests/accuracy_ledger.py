@@ -23,6 +23,7 @@ serving throughput otherwise; and dense vs mixture-of-experts by the model's exp
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 from datetime import UTC, datetime
@@ -37,6 +38,27 @@ FIRST_TOKEN_WORDS = ("ttft", "first_token", "first-token", "prefill")
 # A test named as a fit row or fit point checks a constant on its own fit data: not held-out evidence.
 FIT_TEST = re.compile(r"fit_(row|point)s?|fitted")
 _state: dict = {"comparisons": [], "specs": []}
+# What the ledger's figures depend on: the engine, its data and catalog, the outside cases and this plugin. The
+# ledger stores their digest; tests/procurement/sizing/test_accuracy.py fails when the tree's differs (stale).
+LEDGER_INPUTS = (
+    "procurement/sizing/*.py",
+    "procurement/architectures.py",
+    "procurement/data/*.csv",
+    "procurement/data/*.json",
+    "pricing/data/gpu_specs.csv",
+    "tests/procurement/outside/*.py",
+    "tests/accuracy_ledger.py",
+)
+
+
+def ledger_inputs_digest(root: Path) -> str:
+    """sha256 over the ledger's inputs (relative path and content, line endings normalised), sorted by path."""
+    digest = hashlib.sha256()
+    paths = sorted({path for pattern in LEDGER_INPUTS for path in root.glob(pattern) if path.is_file()})
+    for path in paths:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes().replace(b"\r\n", b"\n") + b"\0")
+    return digest.hexdigest()
 
 
 def pytest_addoption(parser):
@@ -163,5 +185,8 @@ def pytest_sessionfinish(session):
     from procurement.sizing.accuracy import outside_ledger_document
 
     measured_on = datetime.now(UTC).date().isoformat()
-    text = outside_ledger_document(_collected, measured_on=measured_on, commit=_commit())
+    root = Path(str(session.config.rootpath))
+    text = outside_ledger_document(
+        _collected, measured_on=measured_on, commit=_commit(), inputs_digest=ledger_inputs_digest(root)
+    )
     Path(path).write_text(text, encoding="utf-8")

@@ -34,6 +34,7 @@ LABELS = {
     "host_ram_gib": "Host RAM (GiB)",
     "training_tokens_per_second": "Training speed (tokens/s)",
     "training_hours": "Training time (hours)",
+    "evaluation_hours": "Evaluation passes, part of training time (hours)",
     # comm26's definition: all traffic against compute plus traffic, hidden or not; what costs time is the
     # exposed share below (pres26: the old label read "of step time", which this share is not)
     "communication_share": "Communication, all traffic, hidden or not",

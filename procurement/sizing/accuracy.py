@@ -66,11 +66,6 @@ IMAGE_KIND_LABELS = {
     "image_detection": {"training": "object detector training", "inference": "object detector inference"},
     "image_vision": {"training": "vision classifier training", "inference": "vision classifier inference"},
 }
-# A model named in an image case's words (image_case_family, a check of the text against the explicit
-# ImageCase.family): detectors and classifiers by their architecture names, every other model diffusion. Only the
-# model's own name counts (the second field, before any parenthesis), not the encoders or tools it mentions.
-DETECTION_WORDS = ("yolo", "detr", "r-cnn", "rcnn", "retinanet", "ssd", "fcos")
-VISION_WORDS = ("vit", "deit", "resnet", "convnext", "swin", "efficientnet")
 
 
 @dataclass(frozen=True)
@@ -135,27 +130,6 @@ def class_kinds(family: str, metric: str) -> list[str]:
     if family == "inference" and metric == "throughput":
         return [inference_kind(measure, moe) for measure in INFERENCE_MEASURE_LABELS for moe in (False, True)]
     return [""]
-
-
-def image_case_family(inputs: str, previous: str | None) -> str:
-    """The family an image case's words name (``previous``: the case before it, for a "same," row). The table
-    reads ImageCase.family; this is the check that the words and the field agree."""
-    text = inputs.lower()
-    if text.startswith("same,") and previous is not None:
-        return previous
-    fields = [part.strip() for part in text.split(",")]
-    first = fields[0].split()[0] if fields[0] else ""
-    model = (
-        fields[1]
-        if len(fields) > 1 and first in {"inference", "training", "lora", "full_finetune"}
-        else fields[0]
-    )
-    model = model.split("(")[0]
-    if any(word in model for word in DETECTION_WORDS):
-        return "image_detection"
-    if any(word in model for word in VISION_WORDS):
-        return "image_vision"
-    return "image_diffusion"
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -343,7 +317,9 @@ def _key_target(key: str) -> float:
     return targets_for(family)[metric]
 
 
-def outside_ledger_document(cases: list[dict], *, measured_on: str, commit: str) -> str:
+def outside_ledger_document(
+    cases: list[dict], *, measured_on: str, commit: str, inputs_digest: str = ""
+) -> str:
     """The committed outside_accuracy.json, as text, from the plugin's counted cases (``class``, ``case``,
     ``error``): per class its summary and each case's signed error."""
     by_class: dict[str, dict[str, float]] = {}
@@ -362,6 +338,9 @@ def outside_ledger_document(cases: list[dict], *, measured_on: str, commit: str)
         "command": OUTSIDE_LEDGER_COMMAND,
         "measured_on": measured_on,
         "commit": commit,
+        # what the cases were measured from (tests/accuracy_ledger.py ledger_inputs_digest): a test fails when the
+        # engine, its data or the outside cases change after the ledger was written (house48, stop 48)
+        "inputs_digest": inputs_digest,
         "classes": classes,
     }
     return json.dumps(document, indent=2, sort_keys=True) + "\n"

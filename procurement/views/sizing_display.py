@@ -36,6 +36,7 @@ SPEED_FORMATS = {
     "communication_share": "percent",
     "exposed_communication_share": "percent",
     "training_hours": "hours",
+    "evaluation_hours": "hours",
     "mfu": "percent",
 }
 # Throughput keys that are not speeds (they name the card) or that a reader does not act on.

@@ -25,12 +25,12 @@ from procurement.sizing.accuracy import (
     ACCURACY_CLASSES_JSON,
     accuracy_classes,
     class_summary,
-    image_case_family,
     outside_ledger,
     workload_accuracy,
 )
 from procurement.sizing.accuracy_build import accuracy_document, published_errors
 from procurement.sizing.image_presets import image_presets
+from tests.procurement.sizing.image_case_words import image_case_family
 
 # ----------------------------------------------------------------------------------------------------------------
 # 1. Honesty of the evidence
@@ -385,7 +385,7 @@ def test_a_mixtral_serving_sentence_rests_on_an_moe_row(bundled_catalog, enginee
     assert any("mixtral" in key or "moe" in key or "qwen3" in key or "deepseek" in key for key in references)
 
 
-# The word rule (accuracy.image_case_family) files today's 34 image rows right: the YOLO and RT-DETR rows are
+# The word rule (image_case_words.image_case_family) files today's 34 image rows right: the YOLO and RT-DETR rows are
 # detectors, AITemplate's ViT-L/16 a classifier, the rest diffusion (checked by hand against image_validation.py).
 def test_the_word_rule_files_todays_image_rows_as_their_preset_families():
     from procurement.sizing.image_validation import image_cases

@@ -135,7 +135,8 @@ def _speed_keys(task: str, image: bool = False) -> tuple[str, ...]:
     if image:
         if task == "inference":
             return ("images_per_second", "seconds_per_batch")
-        return ("training_images_per_second", "training_hours", "communication_share")
+        # evaluation_hours: the part of training_hours spent on image.eval_* passes (aud47i item 3)
+        return ("training_images_per_second", "training_hours", "evaluation_hours", "communication_share")
     if task == "inference":
         return (
             "decode_tokens_per_second_total",

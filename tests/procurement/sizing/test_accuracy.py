@@ -16,7 +16,6 @@ from procurement.sizing.accuracy import (
     accuracy_classes,
     accuracy_text,
     class_summary,
-    image_case_family,
     outside_ledger,
     outside_ledger_document,
     targets_for,
@@ -25,11 +24,42 @@ from procurement.sizing.accuracy import (
 )
 from procurement.sizing.accuracy_build import accuracy_document, accuracy_table
 from procurement.sizing.image_validation import MEMORY_TARGET, SPEED_TARGET, image_cases
+from tests.procurement.sizing.image_case_words import image_case_family
 
 
 def test_it_matches_a_fresh_computation_so_the_committed_table_cannot_go_stale():
     # Regenerate with `python manage.py validate_sizing` after a change to the engine or the cases.
     assert accuracy_document() == ACCURACY_CLASSES_JSON.read_text(encoding="utf-8")
+
+
+def test_the_committed_outside_ledger_was_measured_on_this_trees_engine_and_cases():
+    # house48 (stop 48): the ledger stores a digest of what its errors were measured from (engine, data, catalog,
+    # outside cases, the plugin); an engine change or a new outside case without a regenerated ledger fails here.
+    from pathlib import Path
+
+    from tests.accuracy_ledger import ledger_inputs_digest
+
+    root = Path(__file__).resolve().parents[3]
+    committed = outside_ledger().get("inputs_digest")
+    assert committed == ledger_inputs_digest(root), (
+        f"stale outside ledger: regenerate with `{OUTSIDE_LEDGER_COMMAND}`"
+    )
+
+
+def test_the_ledger_digest_moves_with_any_input(tmp_path):
+    from tests.accuracy_ledger import ledger_inputs_digest
+
+    engine = tmp_path / "procurement" / "sizing"
+    engine.mkdir(parents=True)
+    (engine / "throughput.py").write_text("RATE = 1\n")
+    before = ledger_inputs_digest(tmp_path)
+    (engine / "throughput.py").write_text("RATE = 2\n")
+    changed = ledger_inputs_digest(tmp_path)
+    (engine / "throughput.py").write_text("RATE = 2\r\n")  # a checkout's line endings are not a change
+    assert before != changed == ledger_inputs_digest(tmp_path)
+    (tmp_path / "tests" / "procurement" / "outside").mkdir(parents=True)
+    (tmp_path / "tests" / "procurement" / "outside" / "test_new_case.py").write_text("")
+    assert ledger_inputs_digest(tmp_path) != changed  # a new outside case too
 
 
 def test_it_counts_the_lora_memory_class_as_docs_validation_md_does():

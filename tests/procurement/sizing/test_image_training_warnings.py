@@ -128,3 +128,38 @@ def test_the_size_commands_accuracy_line_carries_the_note(bundled_catalog, tmp_p
     call_command("size", str(path), "--gpu", "rtx-3090", stdout=out)
     (line,) = [line for line in out.getvalue().splitlines() if line.startswith("Throughput: ")]
     assert line.endswith(workload_accuracy(parse_workload_spec(RTDETR))["throughput"]["note"])
+
+
+# house48 (stop 48): evaluation_hours reached the API at stop 47 but not the words people read; the size command
+# and the sizing page now show it beside training_hours, in hours.
+@pytest.mark.django_db
+def test_the_size_command_shows_the_evaluation_hours(bundled_catalog, tmp_path):
+    def hours_lines(spec):
+        path = tmp_path / "spec.json"
+        path.write_text(json.dumps(spec))
+        out = io.StringIO()
+        call_command("size", str(path), "--gpu", "t4", stdout=out)
+        lines = out.getvalue().splitlines()
+        return [
+            line.split() for line in lines if line.strip().startswith(("training_hours", "evaluation_hours"))
+        ]
+
+    (training, evaluation) = hours_lines(YOLO_EVAL)
+    (plain_training, plain_evaluation) = hours_lines(YOLO_PLAIN)
+    assert evaluation[0] == "evaluation_hours" and plain_evaluation[0] == "evaluation_hours"
+    assert float(plain_evaluation[1]) == 0.0
+    # the evaluation line is the difference the stated passes make to training_hours (3 significant figures)
+    added = float(training[1].replace(",", "")) - float(plain_training[1].replace(",", ""))
+    assert float(evaluation[1]) == pytest.approx(added, rel=0.02, abs=1e-3)
+    assert float(evaluation[1]) > 0
+
+
+def test_the_sizing_page_shows_the_evaluation_hours_in_hours(bundled_catalog, client_as):
+    import yaml
+
+    response = client_as("engineer").post("/size/", {"spec": yaml.safe_dump(YOLO_EVAL)})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Evaluation passes, part of training time" in html
+    rows = {row["key"]: row for row in response.context["display"]["speed_rows"]}
+    assert rows["evaluation_hours"]["format"] == "hours" and rows["evaluation_hours"]["value"] > 0
