@@ -80,15 +80,30 @@ def _validation_pass_seconds() -> float:
 # ---------------------------------------------------------------- case 1: one YOLO validation pass
 
 YOLO_VAL_REASON = (
-    "UNEXPLAINED (aud47i): [COLAB-Y11N] one per-epoch validation of 141 images on the T4 takes 0.969 s (5 batches"
-    " of 32 at the median 5.16 it/s of the 14 logged bars); the product's evaluation (training_hours with"
-    " image.eval_every_epochs 1 / eval_images 141 minus without, over 455 passes) is 0.2065 s, 1.46 ms an image:"
-    " -78.7%. The log splits the image's time itself (final validation, fp32, batch 32): 0.2 ms preprocess, 3.5"
-    " ms inference, 3.9 ms postprocess. The postprocess (ultralytics non_max_suppression at the validator's"
-    " conf 0.001, up to 300 boxes an image, plus the metric update) is more than half of the pass and is what"
-    " evaluation_seconds' docstring says it leaves out; the forward is priced at 1.46 ms where the log measures"
-    " 3.5 ms fp32 (the per-epoch pass runs fp16 on the un-fused EMA model, so its forward sits between). Priced"
-    " at the log's own 7.6 ms an image the pass would read 1.07 s (+10.6%). Not a fit: one log."
+    "EXPLAINED: det48 (was UNEXPLAINED, aud47i): [COLAB-Y11N] one per-epoch validation of 141 images on the T4"
+    " takes 0.969 s (5 batches of 32 at the median 5.16 it/s of the 14 logged bars, 6.87 ms an image); the"
+    " product's evaluation (training_hours with image.eval_every_epochs 1 / eval_images 141 minus without, over"
+    " 455 passes) is 0.2065 s, 1.46 ms an image: -78.7%. (a) Mechanism, ultralytics 8.3.179 (the log's version,"
+    " PyPI wheel): engine/validator.py lines 203-219 time four phases a batch, dt[0] preprocess, dt[1] the"
+    " model call, dt[2] model.loss (training-time validation only), dt[3] self.postprocess, then"
+    " update_metrics outside any timer; models/yolo/detect/val.py 107-129 makes postprocess"
+    " ops.non_max_suppression(multi_label=True, max_det 300) at the validator's conf 0.001 (validator.py 122-123),"
+    " and utils/ops.py 278-336 runs it image by image in a Python loop (a boolean-mask gather, torch.where over"
+    " the classes, torchvision.ops.nms over up to max_nms 30000 boxes: host work and device syncs an image),"
+    " none of which evaluation_seconds prices (its docstring: forwards only). (b) Size, from the log's own"
+    " published split: 'Speed: 0.2ms preprocess, 3.5ms inference, 0.0ms loss, 3.9ms postprocess per image'"
+    " (final validation, batch 32) and 1.0 / 4.3 / 3.7 ms (standalone val, batch 16). The product's forward plus"
+    " the published pre- and postprocess: 0.2065 + 141 x (0.2 + 3.9) ms = 0.785 s (-19.0%; postprocess alone"
+    " 0.756 s, -21.9%; at the batch-16 row's 1.0 + 3.7 ms 0.869 s, -10.3%): inside 25%. The rest (~0.18 s) is"
+    " what the logged split leaves out of a training-time pass: update_metrics per image (detect/val.py 181-195:"
+    " box IoU matching and three .cpu().numpy() copies an image), the validation loss (dt[2], 0.0 ms in the"
+    " logged non-training run) and the un-fused fp16 EMA forward. (c) To land it the engine needs a host term,"
+    " NMS seconds an image of an Ultralytics validation, added in evaluation_seconds for YOLO presets; its size"
+    " is the host's and the model's (candidates above conf 0.001 fall as the model trains): other published"
+    " 'postprocess per image' lines in the index read 0.5 ms (YOLOv8.2.103, an RTX 3090 server, 3,225 val"
+    " images; find_string id 847238273) and 1.0 ms (a Windows run; id 52984181888) against this 2-vCPU Colab's"
+    " 3.7-3.9, so one constant would be this log's fit checked on this log, and host.py has no per-core speed"
+    " to scale it by. Not landed: one host; a second logged postprocess with its host stated is needed."
 )
 
 
@@ -127,7 +142,12 @@ YOLO_B32_REASON = (
     " sized: the fill of yolo11n's narrow convolutions (16-256 channels) at batch 16 vs 32 on the T4's fp32 path"
     " (image_model's fill is counted for training steps at 128 x 128 tiles; the inference path stays flat here);"
     " a clock difference is ruled out in direction (the final validation runs right after 2.4 h of training, a"
-    " hot 70 W T4, yet is the faster row). Two short runs (5 and 9 batches) of one host; no fit."
+    " hot 70 W T4, yet is the faster row). Two short runs (5 and 9 batches) of one host; no fit. det48: the fill"
+    " candidate sized and ruled out as the whole cause: the forward-only GEMM fill of yolo11n's convolutions at"
+    " 640 px on the T4's 40 SMs (image_model.gemm_fill over image_shapes.yolo_convs, MAC-weighted) is 0.922 at"
+    " batch 16 and 0.980 at 32 at the engine's 128 x 128 tile (6.3% cheaper an image; 0.839 / 0.922, 10.0%, at"
+    " 256 x 128), against the log's 19%: at the 128 x 128 tile the batch-32 row would read 4.79 x 0.922 / 0.980"
+    " = 4.51 ms (+28.8%), still outside. UNEXPLAINED."
 )
 
 
