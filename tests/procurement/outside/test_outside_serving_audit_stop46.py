@@ -87,11 +87,13 @@ PRE_XQA_REASON = (
     "release plus the per-query-head reads, neither sized to 15%. serve48 (test_outside_v050_step_stop48.py, the "
     "release/0.5.0 tree 6b32b407 opened) ruled out: static batching, padding and the non-paged cache (gptSessionBenchmark "
     "gives every sequence the row's input length and an end id outside the vocab; the masked MHA loops stop at the "
-    "sequence's own length), multi-block mode (off by default; the grid's 1,024 blocks already fill the SMs), a fixed "
-    "host cost a step (the 128/128 rows' published steps are 1.28x / 1.25x the product's, gaps 4.21 / 10.33 ms on the "
-    "H100 / A100), and one KV dtype (FP16 KV, --fp8_kv_cache being opt-in, puts the H100 long rows at -2.2% / -18.7% "
-    "with the term and the MHA 7B controls at -38.4% / -43.2%). Lead: a ratio of the whole step on this release's "
-    "short contexts (its H100 FP8 Llama 7B TP 1 128/128 row reads +35.9% too)"
+    "sequence's own length), multi-block mode (off by default; the grid's 1,024 blocks already fill the SMs), one added "
+    "cost a step (the 128/128 rows' published steps are 1.28x / 1.25x the product's, gaps 4.21 / 10.33 ms on the "
+    "H100 / A100; a host floor is not ruled out), and one KV dtype (FP16 KV, --fp8_kv_cache being opt-in, puts the "
+    "H100 long rows at -2.2% / -18.7% with the term and the MHA 7B controls at -38.4% / -43.2%). Leads: on the A100 "
+    "the tensor parallelism (7B TP 1 128/128 passes at 449 us a layer against ours 430; the 70B TP 4 leaves 65 us "
+    "on each of 160 all-reduces a step, the class of v0.9.0's A100 TP 8 row), on the H100 a ratio of the whole "
+    "step at short contexts (its FP8 Llama 7B TP 1 128/128 row reads +35.9% too)"
 )
 
 
@@ -142,8 +144,9 @@ FALCON_REASON = (
     "128/128 row misses too (H100 2,686 / 8 = 335.8, ours 471.9, +40.5%): the pre-XQA Falcon engine of this "
     "release is slower than the product beyond the per-query-head reads; not sized. serve48 "
     "(test_outside_v050_step_stop48.py): not static batching, padding, the non-paged cache or multi-block mode (the "
-    "grid's 29 x {batch} blocks fill the SMs), nor a fixed host cost a step (the 70B 128/128 rows: one ratio, "
-    "1.28x / 1.25x, gaps 4.21 / 10.33 ms); lead: the release's whole-step ratio on short contexts, as the 70B rows"
+    "grid's 29 x {batch} blocks fill the SMs), nor one added cost a step (the 70B 128/128 rows: one ratio, "
+    "1.28x / 1.25x, gaps 4.21 / 10.33 ms); leads as the 70B rows (A100: the tensor-parallel residual; H100: the "
+    "release's whole-step ratio on short contexts)"
 )
 
 
