@@ -84,7 +84,16 @@ PRE_XQA_REASON = (
     "the product's one read of a KV head a group; but fixa45's per-query-head term at 3.7 TB/s gives {sized:,.1f} "
     "({serr:+.1%}), and the same table's 70B TP 4 128/128 rows already miss by +27.9% (H100) / +24.9% (A100) with "
     "no decode attention to speak of, while its MHA Llama 7B TP 1 long rows pass (case 1): a TP 4 residual of this "
-    "release plus the per-query-head reads, neither sized to 15%"
+    "release plus the per-query-head reads, neither sized to 15%. serve48 (test_outside_v050_step_stop48.py, the "
+    "release/0.5.0 tree 6b32b407 opened) ruled out: static batching, padding and the non-paged cache (gptSessionBenchmark "
+    "gives every sequence the row's input length and an end id outside the vocab; the masked MHA loops stop at the "
+    "sequence's own length), multi-block mode (off by default; the grid's 1,024 blocks already fill the SMs), one added "
+    "cost a step (the 128/128 rows' published steps are 1.28x / 1.25x the product's, gaps 4.21 / 10.33 ms on the "
+    "H100 / A100; a host floor is not ruled out), and one KV dtype (FP16 KV, --fp8_kv_cache being opt-in, puts the "
+    "H100 long rows at -2.2% / -18.7% with the term and the MHA 7B controls at -38.4% / -43.2%). Leads: on the A100 "
+    "the tensor parallelism (7B TP 1 128/128 passes at 449 us a layer against ours 430; the 70B TP 4 leaves 65 us "
+    "on each of 160 all-reduces a step, the class of v0.9.0's A100 TP 8 row), on the H100 a ratio of the whole "
+    "step at short contexts (its FP8 Llama 7B TP 1 128/128 row reads +35.9% too)"
 )
 
 
@@ -133,7 +142,11 @@ FALCON_REASON = (
     "UNEXPLAINED (aud46s): [TRT050] Falcon 180B {name} TP 8, batch {batch}, 128/2,048: published {published:,.1f} "
     "tok/s/GPU; ours {ours:,.1f} ({err:+.1%}); with fixa45's per-query-head term {sized:,.1f} ({serr:+.1%}). Its "
     "128/128 row misses too (H100 2,686 / 8 = 335.8, ours 471.9, +40.5%): the pre-XQA Falcon engine of this "
-    "release is slower than the product beyond the per-query-head reads; not sized"
+    "release is slower than the product beyond the per-query-head reads; not sized. serve48 "
+    "(test_outside_v050_step_stop48.py): not static batching, padding, the non-paged cache or multi-block mode (the "
+    "grid's 29 x {batch} blocks fill the SMs), nor one added cost a step (the 70B 128/128 rows: one ratio, "
+    "1.28x / 1.25x, gaps 4.21 / 10.33 ms); leads as the 70B rows (A100: the tensor-parallel residual; H100: the "
+    "release's whole-step ratio on short contexts)"
 )
 
 

@@ -118,6 +118,7 @@ PEAK = {
 PEAK_MISSES = {
     ("llama-2-70b", "fp16", "a100-sxm4-80gb", 8, 512, 128, 2048): (
         684,
+        "UNEXPLAINED (label first: serve48; engine now 813.0, +18.9%, after later engine changes): "
         "TRT9 A100 FP16 70B TP 8 at batch 512, 128/2,048: engine 818 (+19.6%; 825, +20.6%, under NCCL 2.7.5's "
         "constants; 864, +26.3%, before serve42 priced each all-reduce at NCCL's own ring cost: now NCCL 2.19.3's "
         "LL128 on Ampere, 14 + 14 x 1.9 = 40.6 us plus 8.4 MB at 0.92 of 240 GB/s, 17.1 ms a step). The published "
@@ -141,9 +142,15 @@ PEAK_MISSES = {
     ),
     ("llama-2-70b", "fp8", "h200-sxm-141gb", 1, 1024, 128, 128): (
         3_989,
-        "TRT9 H200 FP8 70B on one GPU at batch 1,024, 128/128: engine 3,266 (-18.1%); the TP 2 H100 row of "
-        "the same shape is -10%: the FP8 GEMMs of this all-compute shape reach more than the 0.47 fitted on "
-        "a batch-1 prefill",
+        "UNEXPLAINED (label first: serve48): TRT9 H200 FP8 70B on one GPU at batch 1,024, 128/128: engine 3,266 "
+        "(-18.1%; now 3,210.5, -19.5%); the TP 2 H100 row of the same shape is -10% (now 2,849.8, -11.3%): the FP8 "
+        "GEMMs of this all-compute shape reach more than the 0.47 fitted on a batch-1 prefill. serve48: the rate is "
+        "the release's, not the card's: the publisher's 'updated for v0.6.1' table (NVIDIA/TensorRT-LLM "
+        "performance.md, stored id 736701021) ran the same H100 TP 2 batch-1,024 128/128 shape at 2,657, where the "
+        "product's one figure (2,849.8) reads +7.3%, 1.21x below v0.9.0's 3,214 with 256 tokens of context at most "
+        "(no decode attention to speak of); prefill_efficiency_fp8 x 1.22 lands this row (-2.5%) but puts that "
+        "v0.6.1 row at +27.0% and this table's H100 TP 4 batch-512 128/2,048 row at +24.8% (now +13.7%): no field "
+        "states the engine release",
     ),
 }
 
