@@ -23,10 +23,14 @@ from procurement.services.recommendations import (
 )
 
 RELABEL48_MLPERF_LORA_HOURS = (
-    "UNEXPLAINED (relabelA48: rechecked at 2.903 h, +20.9% against 2.40 h, the bar 20%. (a) fails: the "
-    "A100 LoRA efficiency rising with width that this run implies (0.61) has no source; the Ampere width "
-    "form gives a third of the rise and lora43's eager adapter term was reverted (aud43l). Best lead: a "
-    "per-layer PEFT cost that larger matmuls amortize, as on the Qwen-72B rows). "
+    "UNEXPLAINED (relabelA48: rechecked at 2.903 h, +20.9% against 2.40 h, the bar 20%. Ruled out: the work "
+    "a step is as stated: mlcommons/training@0124d21d llama2_70b_lora/scripts/utils.py create_datasets drops "
+    "samples over max_seq_length and packs the rest with group_texts into 8,192-token blocks (no padding), and "
+    "run_llama_70B_scrolls_r16.sh @00baefad runs batch 1, gradient_accumulation_steps 1, flash-attn, gradient "
+    "checkpointing, LoRA on qkv_proj / o_proj of a fused-qkv model: 65,536 real tokens a step. (a) fails: the "
+    "A100 LoRA efficiency rising with width that this run implies (0.61) has no source; the Ampere width form "
+    "gives a third of the rise and lora43's eager adapter term was reverted (aud43l). Best lead: a per-layer "
+    "PEFT cost that larger matmuls amortize, as on the Qwen-72B rows). "
 )
 
 RELABEL48_QWEN72B_1K = (
