@@ -126,7 +126,7 @@ NF4_MEMORY = (
     "companion (with the engine's 4.08 / 6.31 MB a token of other activations: a ~1,240-token micro-batch next to "
     "the 1,304-token one, 7B 1,236, 13B 1,253; ~1,080 both if the bf16 rows' own -4% is shared). Not sized: "
     "iteration 0 is the longest example (line 212, get_batch) and the rest are random Alpaca draws, whose order is "
-    "not published and of which ~1,200-token ones are rare. (c) would need a spec field for the bitsandbytes "
+    "not published (nor how many examples reach ~1,240 tokens; only the longest, 1,304, is). (c) would need a spec field for the bitsandbytes "
     "release (before 0.43.2, 9e753741) and a retained-graph term; not landed without a point size"
 )
 
