@@ -106,7 +106,7 @@ def seconds_a_micro_batch(preset: str, seq: int, quantized: bool) -> float:
 
 
 NF4_MEMORY = (
-    "[LITGPT] Llama 2 7B bnb.nf4-dq, 1,304 tokens: published 13.84 GB; ours 10.32 GB (9.61 GiB, -25.4%). The same "
+    "UNEXPLAINED: [LITGPT] Llama 2 7B bnb.nf4-dq, 1,304 tokens: published 13.84 GB; ours 10.32 GB (9.61 GiB, -25.4%). The same "
     "table's bf16 LoRA row passes (21.30 GB against ours 20.41, -4.2%; 13B 38.12 against 36.68, -3.8%) while both "
     "NF4 rows miss alike (13B: 22.55 against 16.90, -25.1%), so the gap is the 4-bit path's. Cause located, in part: "
     "bitsandbytes before 0.43.2 saved every 4-bit linear's input for a backward that never reads it (MatMul4Bit."
@@ -114,7 +114,20 @@ NF4_MEMORY = (
     "delete useless buffered activation', 2024-07-16). Inputs nobody else saves, a layer and token: attention "
     "input d (the adapter reads dropout(x)), attention output d, MLP input d, down-projection input f, 2 B each: "
     "(3 x 4,096 + 11,008) x 2 x 32 x 1,304 = 1.95 GB, to 12.3 GB (-11%); the other ~1.6 GB unsized. EXPLAINED in part (a library version no spec field states); "
-    "not qlora44's change, which moved no memory"
+    "not qlora44's change, which moved no memory. relabelB48 (stop 48): UNEXPLAINED, not 'EXPLAINED in part' "
+    "(explain-rules has no partial label, and the sized part leaves -11%, outside 10%). A second candidate from the "
+    "same sources, for cls45e's activation-like residual: bitsandbytes 0.41.1 (18e827d6 bitsandbytes/autograd/"
+    "_functions.py lines 522-523) keeps A as a Python attribute (ctx.tensors = (A, B)), not through "
+    "ctx.save_for_backward, so backward never frees it: it lives as long as the graph; litgpt 8641822 "
+    "finetune/lora.py lines 216-220 keep logits and loss bound until the next micro-batch's forward returns, so the "
+    "previous micro-batch's 4-bit inputs stay allocated through the next forward and backward. Size: 0 to the "
+    "longest example's own 4-bit inputs (1.95 GB, 2.05 with the 5% slack): 12.37-14.42 GB against 13.84 (13B: "
+    "3.05 GB, 20.1-23.3 GB against 22.55); both brackets hold the published figure, and both rows ask the same "
+    "companion (with the engine's 4.08 / 6.31 MB a token of other activations: a ~1,240-token micro-batch next to "
+    "the 1,304-token one, 7B 1,236, 13B 1,253; ~1,080 both if the bf16 rows' own -4% is shared). Not sized: "
+    "iteration 0 is the longest example (line 212, get_batch) and the rest are random Alpaca draws, whose order is "
+    "not published (nor how many examples reach ~1,240 tokens; only the longest, 1,304, is). (c) would need a spec field for the bitsandbytes "
+    "release (before 0.43.2, 9e753741) and a retained-graph term; not landed without a point size"
 )
 
 
@@ -139,7 +152,7 @@ NF4_SPEED = {
     ),
 }
 NF4_SPEED_WHY = (
-    "[LITGPT] bnb.nf4-dq minus bf16 LoRA, {row}. Per 4-bit linear call (7B: 161 linears x 2 passes = 322 calls) the "
+    "UNEXPLAINED: [LITGPT] bnb.nf4-dq minus bf16 LoRA, {row}. Per 4-bit linear call (7B: 161 linears x 2 passes = 322 calls) the "
     "published gap is 274 us against ~94 us of HBM traffic at 0.70 (fix46l: ~178 us at the 0.364 optimum @3ffebf99's "
     "bitsandbytes 0.41.1 prefill rows measure for dequantize_4bit on an A100, 42.79 ms a pass on Llama-2-13B; "
     "assumptions.BNB_NF4_UNPACK_BANDWIDTH): bitsandbytes 0.41.1's dequantize_4bit (read at "
@@ -157,7 +170,10 @@ NF4_SPEED_WHY = (
     "torch.cuda.set_device) has no measured cost and the spec states no bitsandbytes version. fix46l's measured "
     "rate closes half of each gap (7B 29.7 -> 57.2 ms, 13B 58.3 -> 112.1); the rest, 31 / 90 ms a micro-batch, "
     "grows faster than the weights (1.9x) and the calls (1.25x) from 7B to 13B, so it is not the host's per-call "
-    "cost alone either: UNEXPLAINED"
+    "cost alone either: UNEXPLAINED. relabelB48 (stop 48): label set, figure unchanged. Not the retained 4-bit "
+    "inputs (NF4_MEMORY: memory, no kernel). Best lead: a measured per-call time of bitsandbytes 0.41.1's "
+    "dequantize_4bit at Alpaca's few hundred tokens on an A100 (host Python with two torch.cuda.set_device a "
+    "ctypes call, three kernels under nf4-dq); no source publishes one"
 )
 
 

@@ -981,7 +981,7 @@ def allocated_gib(gpus: int) -> float:
             1,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="UNEXPLAINED, like for like: tensors 13.72 GiB against max_memory_allocated 17.18e9 B = "
+                reason="UNEXPLAINED: like for like, tensors 13.72 GiB against max_memory_allocated 17.18e9 B = "
                 "16.00 GiB (-14.3%; 13.22, -17.4%, before the recipe's loss and norms were stated). torchtune's own modules "
                 "at a95c6b93, measured, compose 13.62 GiB (checkpointed layer inputs, final norm, 16 x V loss, "
                 "RoPE caches); about 2.4 GiB is not found: not the window (would need 2 x 2,300 tokens, longer "
@@ -993,7 +993,9 @@ def allocated_gib(gpus: int) -> float:
                 "and the README's own note says 'based on GPU peak memory reserved' (line 41) and 'as reported by "
                 "torch.cuda.max_memory_allocated()' (line 52). Read as reserved, the engine's tensors plus its 5% "
                 "allocator slack are 14.40 GiB (-10.0%) and the 2-GPU row 13.50 GiB (+2.2%); the README does not say "
-                "which line it copied, so neither basis is stated",
+                "which line it copied, so neither basis is stated. relabelB48 (stop 48): the label's form only (was "
+                "'UNEXPLAINED, like for like'), figure unchanged; best lead: which memory_stats_log line the README "
+                "copied (reserved puts the row at -10.0%, the edge of 10%)",
             ),
         ),
         # Was a strict xfail: "engine 23.93 GiB a GPU at 2 x 2,048 tokens against torchtune's 14.17 GB (13.2-14.17
