@@ -453,7 +453,9 @@ class WorkloadImageSerializer(serializers.Serializer):
     runtime = _choice(
         IMAGE_RUNTIMES,
         "Diffusion inference: the software stack. optimized (default): a current diffusers/PyTorch; pytorch-2.0: "
-        "the 2023 diffusers stack labelled PyTorch 2.0 (SD 1.x UNets run at 0.65 of the optimized rate)",
+        "the 2023 diffusers stack labelled PyTorch 2.0 (SD 1.x UNets run at 0.65 of the optimized rate); "
+        "diffusers-0.7: diffusers before 0.8 (2022), whose eager attention scales the scores in a kernel of its "
+        "own (6 passes over the scores, not 4), at pytorch-2.0's rate otherwise",
     )
     text_tokens = _count(
         "Text-encoder tokens the DiT attends to (SD3/3.5, Flux, LTX-Video only); default: the preset's"

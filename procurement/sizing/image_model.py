@@ -63,6 +63,14 @@ from procurement.sizing.image_shapes import (
 # Eager attention without SDPA (diffusers AttnProcessor: baddbmm, softmax, bmm) writes the scores, reads
 # them into the softmax, writes the probabilities and reads them into the bmm: four passes over heads x N x M.
 EAGER_SCORE_PASSES = 4.0
+# diffusers before 0.8 (`image.runtime: diffusers-0.7`, its 2022 stack) scales the scores in a kernel of their own:
+# CrossAttention._attention, huggingface/diffusers src/diffusers/models/attention.py @0f75d572 lines 336-343,
+# `torch.matmul(query, key.transpose(-1, -2)) * self.scale`, then `.softmax(dim=-1)` and `torch.matmul(probs,
+# value)`: a read and a write of the scores more than the fused baddbmm of PR #1203 (ad935933, 2022-11-21, v0.8).
+# The softmax's re-reads of 4,096-key rows are not counted: xformers PR #412's 'A100 fw' table times that
+# operator at SD 1.5's first-level shape (B = 16, M = 4,096, K = 40: 1,940.7 us) within 2% of the 4-pass count
+# (tests/procurement/outside/test_outside_eager_a100_stop48.py).
+DIFFUSERS_0_7_SCORE_SCALE_PASSES = 2.0
 # Score-sized tensors alive at once in a diffusion network's eager attention at inference: diffusers'
 # AttnProcessor (Attention.get_attention_scores, src/diffusers/models/attention_processor.py at v0.15.1,
 # commit ac95aa21c8f48daa58379b669c364280732b917d) allocates the baddbmm input with torch.empty (beta = 0),
@@ -527,6 +535,15 @@ def vae_decode_peak_elements(spec, autoencoder: dict, side: int) -> float:
     return vae_decoder_cost(autoencoder, decode_side // autoencoder["downsample"]).forward_peak * images
 
 
+def eager_score_passes(spec) -> float:
+    """Passes an eager inference makes over its attention scores: EAGER_SCORE_PASSES, plus
+    DIFFUSERS_0_7_SCORE_SCALE_PASSES where the generation runs diffusers' 2022 stack (`image.runtime:
+    diffusers-0.7`), whose attention scales the scores in a kernel of their own."""
+    runtime = spec.image.runtime if spec.model.image_arch is not None else "optimized"
+    extra = DIFFUSERS_0_7_SCORE_SCALE_PASSES if runtime == "diffusers-0.7" else 0.0
+    return EAGER_SCORE_PASSES + extra
+
+
 def eager_inference_score_tensors(spec) -> float:
     """Score-sized tensors an eager attention holds at its peak in inference: diffusers' AttnProcessor
     for diffusion networks (EAGER_INFERENCE_SCORE_TENSORS); one for the others (their own counts)."""
@@ -678,7 +695,7 @@ def inference_traffic_bytes_per_image(spec) -> float:
             decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
             elements += decoder.saved
             scores += decoder.eager_scores_saved
-    score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * element
+    score_bytes = 0.0 if spec.flash_attention else eager_score_passes(spec) * scores * element
     adapter = unfused_adapter_traffic_bytes_per_image(spec)
     return 2.0 * elements * element + score_bytes + adapter + weight_dequantize_bytes_per_image(spec)
 
@@ -1121,7 +1138,7 @@ def uncompiled_parts_traffic_bytes_per_image(spec) -> float:
         decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
         elements += decoder.saved
         scores += decoder.eager_scores_saved
-    score_bytes = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * scores * element
+    score_bytes = 0.0 if spec.flash_attention else eager_score_passes(spec) * scores * element
     return 2.0 * elements * element + score_bytes
 
 
@@ -1344,7 +1361,7 @@ def denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, att
     compute = (2.0 * (cost.macs + adapter_macs) * samples - attention) / (peak_flops * efficiency)
     compute = compute + attention / (peak_flops * attention_efficiency)
     element = activation_bytes_per_element(spec)
-    scores = 0.0 if spec.flash_attention else EAGER_SCORE_PASSES * cost.eager_scores_saved * element
+    scores = 0.0 if spec.flash_attention else eager_score_passes(spec) * cost.eager_scores_saved * element
     adapter = 0.0 if spec.image.fused_kernels else UNFUSED_LORA_OUTPUT_PASSES * adapter_outputs * element
     traffic = (2.0 * cost.saved * element + scores + adapter) * samples
     return compute + traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
@@ -1481,6 +1498,9 @@ def tensorrt_detector_traffic_bytes_per_image(spec) -> float:
 # The narrowest attention head (channels / heads at an attention level) below which a UNet counts as SD 1.x-
 # shaped for `image.runtime: pytorch-2.0` (SD 1.5: 320 / 8 = 40; SDXL and its refiner: 64 at every level).
 NARROW_HEAD_WIDTH = 64
+# The stacks priced at PYTORCH_2_0_NARROW_UNET_RATE: pytorch-2.0, where it was fitted, and diffusers-0.7, the 2022
+# stack (PyTorch 1.12 / 1.13), unmeasured on its own and given the nearest measured stack's rate, an assumption
+NARROW_RATE_RUNTIMES = ("pytorch-2.0", "diffusers-0.7")
 
 
 def runtime_rate(spec) -> float:
@@ -1488,7 +1508,7 @@ def runtime_rate(spec) -> float:
     fitted rates, which are the current stack's ("optimized"): PYTORCH_2_0_NARROW_UNET_RATE for a
     `pytorch-2.0` generation of a narrow-head UNet (has_narrow_heads: SD 1.x), where diffusers' PyTorch 2.0
     benchmark measured it; 1 otherwise (SDXL on the same stack matches the fitted rate)."""
-    if spec.image.runtime != "pytorch-2.0" or not has_narrow_heads(spec.model.image_arch.slug):
+    if spec.image.runtime not in NARROW_RATE_RUNTIMES or not has_narrow_heads(spec.model.image_arch.slug):
         return 1.0
     return PYTORCH_2_0_NARROW_UNET_RATE.value
 

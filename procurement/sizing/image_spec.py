@@ -14,8 +14,10 @@ IMAGE_LORA_TARGETS = ("attention", "all-linear")
 # pytorch_2_0_narrow_unet_rate): "optimized" = a current diffusers/PyTorch, the stack of the runs the engine's
 # UNet rates were fitted on (fal's torch 2.1 A100 runs, diffusers/benchmarks' 2024 L40S run); "pytorch-2.0" =
 # the 2023 diffusers stack its benchmarks label PyTorch 2.0 (diffusers 0.17's torch2.0.md, sd-benchmarks' 'PT2.0'
-# rows: SDPA or xformers attention, eager or torch.compile of the UNet), measured slower on SD 1.x's UNet
-IMAGE_RUNTIMES = ("optimized", "pytorch-2.0")
+# rows: SDPA or xformers attention, eager or torch.compile of the UNet), measured slower on SD 1.x's UNet;
+# "diffusers-0.7" = diffusers before 0.8 (2022, PyTorch 1.12 / 1.13), whose eager attention scales the scores in
+# a kernel of their own (image_model.DIFFUSERS_0_7_SCORE_SCALE_PASSES), at pytorch-2.0's rate otherwise
+IMAGE_RUNTIMES = ("optimized", "pytorch-2.0", "diffusers-0.7")
 # The inference engine an image network runs under (docs/workload-spec.md, image.engine): "pytorch" = PyTorch,
 # eager or torch.compile as image.fused_kernels says; "tensorrt" = a TensorRT engine (trtexec, torch_tensorrt):
 # fused kernels, and fp32 engines built with TF32 unless --noTF32; "fastertransformer" = NVIDIA

@@ -160,7 +160,10 @@ KNOB_LABELS = {
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),
     "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),
     "train_steps": ("Training steps", "image presets: for hours"),
-    "runtime": ("Software stack", "diffusion inference: optimized (current) or pytorch-2.0 (2023 diffusers)"),
+    "runtime": (
+        "Software stack",
+        "diffusion inference: optimized (current), pytorch-2.0 (2023 diffusers) or diffusers-0.7 (2022 diffusers)",
+    ),
     "vcpus_per_gpu": (
         "Host vCPUs per GPU",
         "image training: they decode and augment; blank: the guides' rule",

@@ -147,3 +147,29 @@ def test_the_sizing_form_states_a_runtime_only_when_it_is_not_the_default():
     assert spec_from_knobs(knobs)["image"] == {"runtime": "pytorch-2.0"}
     assert "image" not in spec_from_knobs(knobs | {"runtime": "optimized"})
     assert "image" not in spec_from_knobs(knobs | {"task": "lora"})
+
+
+def test_the_2022_stack_adds_the_score_scale_passes_to_eager_attention_only():
+    """`diffusers-0.7` (diffusers before 0.8): its eager CrossAttention scales the scores in a kernel of their own
+    (diffusers @0f75d572 CrossAttention._attention), two passes over them more than later diffusers' baddbmm;
+    with SDPA / xformers (`flash_attention: true`) there are no score tensors and it prices as pytorch-2.0."""
+    old = _spec(runtime="diffusers-0.7")
+    assert im.eager_score_passes(old) == im.EAGER_SCORE_PASSES + 2.0 == 6.0
+    assert im.eager_score_passes(_spec(runtime="pytorch-2.0")) == im.EAGER_SCORE_PASSES
+    assert im.runtime_rate(old) == im.runtime_rate(_spec(runtime="pytorch-2.0"))
+
+    def eager(runtime: str, flash: bool):
+        return parse_workload_spec(
+            {
+                "task": "inference",
+                "model": {"preset": "sd-1.5"},
+                "precision": "fp16",
+                "micro_batch_size": 1,
+                "flash_attention": flash,
+                "image": {"runtime": runtime},
+            }
+        )
+
+    for gpu in ("a100-sxm4-40gb", "rtx-a6000", "t4"):
+        assert _seconds(eager("diffusers-0.7", False), gpu) > _seconds(eager("pytorch-2.0", False), gpu)
+        assert _seconds(eager("diffusers-0.7", True), gpu) == _seconds(eager("pytorch-2.0", True), gpu)
