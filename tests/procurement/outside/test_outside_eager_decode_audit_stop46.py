@@ -130,7 +130,12 @@ _REASON = {
     + "The run's step grows 26.3 -> ~28.5 ms from input 1 (GPU ~16 ms counted): host-bound; at this table's own "
     "input-1 rate (18.06 us) it reads 37.66 (+8.4%) (test_decode46_host_rate_held_out_on_the_qwen2_page). The 2.2 ms "
     "the run's step grows from input 1 is not in the engine's host-bound step: whether host or context, no row of "
-    "this page sizes it (the 0.5B / 1.5B steps stay flat).",
+    "this page sizes it (the 0.5B / 1.5B steps stay flat). decode48 (lead, not landed): this page's transformers "
+    "4.38.2 syncs in every layer (Qwen2FlashAttention2.forward l. 382, position_ids[:, -1].max().item(), before the "
+    "rotary and the cache work; 4.46.0, the Qwen2.5 page's, does not, and that page's 7B grows 0.8 ms, not 2.2), "
+    "but on the engine's figures a layer's sync-to-sync GPU path (12 launches + weights + 17 passes, 0.73 ms) "
+    "stays under its 51 launches (0.87 ms); the 0.08 ms a layer would need ~3 us of GPU time a small kernel, which "
+    "no published row sizes (test_outside_eager_sync_audit_stop48.py).",
     "7b-int8-1": "UNEXPLAINED: [QWEN2SPEED] Qwen2-7B-Instruct GPTQ-Int8, input 1: published 30.85, ours 22.12 "
     "(-28.3%) at 31 us -> 40.36 (+30.8%) at 16.99 us (host47b): " + _HOST + _INT8,
     "7b-int4-1-exllama": "UNEXPLAINED: [QWEN2SPEED] Qwen2-7B-Instruct GPTQ-Int4, input 1, quant_kernel exllama: "

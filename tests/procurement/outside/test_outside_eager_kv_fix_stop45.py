@@ -22,6 +22,13 @@ from procurement.api.sizing import size_spec_document
 
 A100 = "a100-sxm4-80gb"
 GENERATED = 2048
+_DECODE48 = (  # decode48: the brief's leads checked in the code (test_outside_eager_sync_audit_stop48.py)
+    " decode48: no per-layer sync in transformers 4.46.0 at batch 1 (Qwen2FlashAttention2 has no .item(); "
+    "_update_causal_mask returns None for flash_attention_2, so _upad_input / _get_unpad_data / index_first_axis "
+    "never run), so host and GPU do not add; the published growth between input columns is 1.3-1.7x the counted "
+    "passes a cache byte (7B 22.6 / 28.3, 14B 19.8 / 21.4, 72B 25.8 against 17 / 13 / 19): GPU work a byte, "
+    "unsized (lead: repeat_kv's expand + reshape copy and the cat run PyTorch's non-vectorized bf16 paths)."
+)
 
 
 def _as_published(preset: str, prompt: int, gpus: int) -> float:
@@ -69,7 +76,12 @@ _7B_30K_HOST47 = (
     [
         ("qwen2.5-72b", 1, 2, 8.73, 9.555),
         pytest.param(
-            "qwen2.5-7b", 30720, 1, 18.83, 30.280, marks=pytest.mark.xfail(strict=True, reason=_7B_30K_HOST47)
+            "qwen2.5-7b",
+            30720,
+            1,
+            18.83,
+            30.280,
+            marks=pytest.mark.xfail(strict=True, reason=_7B_30K_HOST47 + _DECODE48),
         ),
     ],
 )
@@ -125,7 +137,11 @@ _REASON = {
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "row", [pytest.param(row, marks=pytest.mark.xfail(strict=True, reason=_REASON[row])) for row in _ROWS]
+    "row",
+    [
+        pytest.param(row, marks=pytest.mark.xfail(strict=True, reason=_REASON[row] + _DECODE48))
+        for row in _ROWS
+    ],
 )
 def test_qwen25_long_input_rows_stated_as_run(bundled_catalog, row):
     preset, prompt, gpus, published, ours, _ = _ROWS[row]

@@ -109,6 +109,13 @@ def test_qwen_1_8b_chat_card_flash_disabled_rows_at_the_default_host(bundled_cat
 
 
 # --- Case 2: the flash v2 BF16 row at 8,192 generated ---------------------------------------------------------------
+_DECODE48_QWEN1 = (  # decode48, lead (3) of its brief checked in Qwen-1's own code
+    " decode48: Qwen-1's modeling_qwen.py (zhangningboo/Qwen-7B @1ff20863, the HF file's FlashSelfAttention."
+    "forward) runs flash-attn at batch 1 with no sync (flash_attn_func, or flash_attn_unpadded_func on "
+    "torch.arange cu_seqlens); unpad_input's nonzero "
+    "and .max().item() run only at batch_size > 1 with a mask, so no per-layer sync makes host and GPU add here; "
+    "the context growth stays unsized (test_outside_eager_sync_audit_stop48.py)."
+)
 QW18C_FLASH_BF16 = (
     "UNEXPLAINED (aud47h; fix47h restated): [QW18C] Qwen-1.8B-Chat BF16, FlashAttn v2, 1 context token + 8,192 "
     "generated, one A100-SXM4-80G, PyTorch 2.0.1: published 54.04 tokens/s; ours 101.13 (+87.1%) on the qwen1 "
@@ -122,7 +129,7 @@ QW18C_FLASH_BF16 = (
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=QW18C_FLASH_BF16)
+@pytest.mark.xfail(strict=True, reason=QW18C_FLASH_BF16 + _DECODE48_QWEN1)
 def test_qwen_1_8b_chat_card_flash_bf16_generating_8192(bundled_catalog):
     speed = _speed("qwen1_unfused_norm", "none", 8192)
     assert speed == pytest.approx(64.12, rel=0.002)

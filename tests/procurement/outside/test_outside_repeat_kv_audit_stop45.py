@@ -40,6 +40,13 @@ from tests.procurement.outside.test_outside_host_release_stop47 import HOST47
 
 A100 = "a100-sxm4-80gb"
 GENERATED = 2048
+_DECODE48 = (  # decode48: the brief's leads checked in the code (test_outside_eager_sync_audit_stop48.py)
+    " decode48: no per-layer sync in transformers 4.46.0 at batch 1 (Qwen2FlashAttention2 has no .item(); "
+    "_update_causal_mask returns None for flash_attention_2, so _upad_input / _get_unpad_data / index_first_axis "
+    "never run), so host and GPU do not add; the published growth between input columns is 1.3-1.7x the counted "
+    "passes a cache byte (7B 22.6 / 28.3, 14B 19.8 / 21.4, 72B 25.8 against 17 / 13 / 19): GPU work a byte, "
+    "unsized (lead: repeat_kv's expand + reshape copy and the cat run PyTorch's non-vectorized bf16 paths)."
+)
 
 
 def _as_published(preset: str, prompt: int, gpus: int, *, stated: bool = True) -> float:
@@ -81,7 +88,7 @@ def _as_published(preset: str, prompt: int, gpus: int, *, stated: bool = True) -
     "own input-1 rows) the step is the counted GPU work, 13 passes of the 3.02 GB mean cache (~48 ms), against the "
     "run's 70.7 ms, which GPU-bound needs 23.6 passes. The shortfall is the one of the 72B and 30,720 rows "
     "(test_outside_eager_kv_audit_stop45.py; decode46's leads size 1.3 passes of it); no field states a run's KV "
-    "traffic.",
+    "traffic." + _DECODE48,
 )
 def test_qwen25_14b_at_14336_input_on_one_a100(bundled_catalog):
     speed = _as_published("qwen2.5-14b", 14336, 1)
@@ -144,7 +151,7 @@ _REASON = {
 @pytest.mark.parametrize(
     "row",
     [
-        pytest.param(row, marks=pytest.mark.xfail(strict=True, reason=_REASON[row]))
+        pytest.param(row, marks=pytest.mark.xfail(strict=True, reason=_REASON[row] + _DECODE48))
         if row in _REASON
         else row
         for row in _ROWS
