@@ -1560,7 +1560,8 @@ HF_GENERATE_KERNEL_HOST_SECONDS = Assumption(
 # compiled engine's 50.61: (1 / 46.30 - 1 / 50.61) x 2,048 / 2,049 = 1.84 ms a step. Held out (tokens/s, the same
 # page; compiled -> vllm_v0): 7B input 1 84.28: 100.45 (+19.2%) -> 84.77 (+0.6%); 6,144 80.70: 96.03 (+19.0%) ->
 # 81.61 (+1.1%); 14,336 77.69: 90.20 (+16.1%) -> 77.36 (-0.4%); 30,720 70.33: 79.25 (+12.7%) -> 69.16 (-1.7%);
-# 14B 14,336 41.91: 43.71 (+4.3%) -> 40.46 (-3.5%); 30,720 37.18: 37.00 (-0.5%) -> 34.64 (-6.8%); the fit row 46.30
+# 14B 6,144 43.83: 47.55 (+8.5%) -> 43.72 (-0.2%); 14,336 41.91: 43.71 (+4.3%) -> 40.46 (-3.5%); 30,720 37.18:
+# 37.00 (-0.5%) -> 34.64 (-6.8%); the fit row 46.30
 # (tests/procurement/outside/test_outside_serving_audit_stop46.py). One publisher's host: another CPU, another
 # release (V1, multi-step scheduling) or batch (the scheduler's per-sequence work) is not sized by it.
 VLLM_V0_STEP_HOST_SECONDS = Assumption(
@@ -1571,7 +1572,7 @@ VLLM_V0_STEP_HOST_SECONDS = Assumption(
     "LLMEngine.step() schedules, builds the step's inputs, runs the CUDA graph, samples with a GPU-to-CPU copy and "
     "processes the outputs one after the other (vllm-project/vllm @0005bbd7 vllm/engine/llm_engine.py; the GPU "
     "waits: vllm-project/vllm issue #6854). Fitted on the Qwen2.5 speed page's vLLM 0.6.3 Qwen2.5-14B BF16 "
-    "input-1 row (A100 80GB, batch 1: 46.30 tokens/s); held out its six other rows, -6.8% to +1.1% (7B input 1 / "
+    "input-1 row (A100 80GB, batch 1: 46.30 tokens/s); held out its seven other rows, -6.8% to +1.1% (7B input 1 / "
     "6,144 / 14,336 / 30,720 were +19.2 / +19.0 / +16.1 / +12.7% without it). One publisher's host and release.",
 )
 OPTIMIZER_OP_HOST_SECONDS = Assumption(
