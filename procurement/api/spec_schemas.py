@@ -302,7 +302,9 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         SERVING_ENGINES,
         "The serving stack's decode loop: compiled (default: vLLM, TensorRT-LLM, SGLang with CUDA graphs; a step "
         "is its GPU work) or hf_eager (transformers generate in eager PyTorch, AutoGPTQ / AWQ kernels: a step "
-        "takes the longer of its GPU work and the host's kernels at eager_kernel_host_s)",
+        "takes the longer of its GPU work and the host's kernels at eager_kernel_host_s) or vllm_v0 (vLLM's V0 engine "
+        "loop, 0.6.x with CUDA graphs: its GPU work plus the loop's serial host time a step, vllm_v0_step_host_s "
+        "1.84 ms, fitted on one batch-1 A100 row)",
     )
     quant_kernel = _choice(
         QUANT_KERNELS,

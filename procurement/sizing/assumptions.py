@@ -1544,6 +1544,37 @@ HF_GENERATE_KERNEL_HOST_SECONDS = Assumption(
     "AutoGPTQ's README host (31.9 us) is excluded: inference.generate_harness auto_gptq, the host AutoGPTQ's "
     "README llama-7b fp16 A100 row measured, 31 us a kernel (eager_kernel_host_s); cause not shown.",
 )
+# vllm_v0_step_host_s (ttft48): the host's serial work of one step of vLLM's V0 engine loop (inference.engine vllm_v0):
+# LLMEngine.step() schedules, has the worker build the step's inputs and run the model (CUDA-graph replay), samples
+# with a GPU-to-CPU copy of the sampled tokens, and processes the outputs, one after the other every step
+# (vllm-project/vllm @0005bbd775cf5915b456f02d193061958c974ba9 vllm/engine/llm_engine.py step(): scheduler.schedule()
+# -> model_executor.execute_model() -> _process_model_outputs(); a 0.5-era copy of the loop, the 0.6.3 file itself not
+# opened: 0.6's asynchronous output processing may hide part of the last stage); the GPU waits for it ("GPU is often idle, waiting
+# for CPU operations": vllm-project/vllm issue #6854, the multi-step RFC, listing the sampled tokens' transfer, their
+# pythonization, the next step's input preparation and the scheduler; blog.vllm.ai 2024-09-05 "vLLM v0.6.0: 2.7x
+# Throughput Improvement": scheduling, "including gathering the LLM results from the last step, scheduling the
+# requests to run for the next step, and preparing these requests", 29% of Llama 3 8B's time on one H100). No
+# published batch-1 measurement of its size was found, so it is fitted. Fit row: the Qwen2.5 speed page
+# (QwenLM/Qwen2.5 @010c37c33b13a1ac59944b349620e13404efe97d docs/source/benchmark/speed_benchmark.rst, vLLM 0.6.3,
+# A100 80GB, batch 1, 2,048 generated, CUDA graphs) Qwen2.5-14B-Instruct BF16 input 1, 46.30 tokens/s against the
+# compiled engine's 50.61: (1 / 46.30 - 1 / 50.61) x 2,048 / 2,049 = 1.84 ms a step. Held out (tokens/s, the same
+# page; compiled -> vllm_v0): 7B input 1 84.28: 100.45 (+19.2%) -> 84.77 (+0.6%); 6,144 80.70: 96.03 (+19.0%) ->
+# 81.61 (+1.1%); 14,336 77.69: 90.20 (+16.1%) -> 77.36 (-0.4%); 30,720 70.33: 79.25 (+12.7%) -> 69.16 (-1.7%);
+# 14B 6,144 43.83: 47.55 (+8.5%) -> 43.72 (-0.2%); 14,336 41.91: 43.71 (+4.3%) -> 40.46 (-3.5%); 30,720 37.18:
+# 37.00 (-0.5%) -> 34.64 (-6.8%); the fit row 46.30
+# (tests/procurement/outside/test_outside_serving_audit_stop46.py). One publisher's host: another CPU, another
+# release (V1, multi-step scheduling) or batch (the scheduler's per-sequence work) is not sized by it.
+VLLM_V0_STEP_HOST_SECONDS = Assumption(
+    "vllm_v0_step_host_s",
+    1.84e-3,
+    "s per engine step",
+    "Host time of one step of vLLM's V0 engine loop (inference.engine vllm_v0), serial with the GPU's work: "
+    "LLMEngine.step() schedules, builds the step's inputs, runs the CUDA graph, samples with a GPU-to-CPU copy and "
+    "processes the outputs one after the other (vllm-project/vllm @0005bbd7 vllm/engine/llm_engine.py; the GPU "
+    "waits: vllm-project/vllm issue #6854). Fitted on the Qwen2.5 speed page's vLLM 0.6.3 Qwen2.5-14B BF16 "
+    "input-1 row (A100 80GB, batch 1: 46.30 tokens/s); held out its seven other rows, -6.8% to +1.1% (7B input 1 / "
+    "6,144 / 14,336 / 30,720 were +19.2 / +19.0 / +16.1 / +12.7% without it). One publisher's host and release.",
+)
 OPTIMIZER_OP_HOST_SECONDS = Assumption(
     "optimizer_op_host_s",
     7e-6,
@@ -2017,6 +2048,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
     EAGER_KERNEL_HOST_SECONDS,
     HF_GENERATE_KERNEL_HOST_SECONDS,
+    VLLM_V0_STEP_HOST_SECONDS,
     OPTIMIZER_OP_HOST_SECONDS,
     DETECTOR_ASSIGNER_BYTES,
     DETECTOR_SCORE_BYTES_PER_CLASS,

@@ -1,4 +1,5 @@
-"""The host floor of a Hugging Face transformers eager decode loop (issue 26, stop 43; `inference.engine`).
+"""The host floor of a Hugging Face transformers eager decode loop (issue 26, stop 43; `inference.engine`), and the
+serial host time a step of vLLM's V0 loop adds (`vllm_v0`, ttft48; engine_step_host_seconds).
 
 `compiled` (the default): vLLM, TensorRT-LLM, SGLang and gpt-fast capture a decode step in CUDA graphs or
 compiled kernels, so a step costs its GPU work (throughput.inference_throughput). `hf_eager`: transformers'
@@ -80,7 +81,11 @@ from __future__ import annotations
 import numpy as np
 
 from procurement.sizing import params as counts
-from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS, HF_GENERATE_KERNEL_HOST_SECONDS
+from procurement.sizing.assumptions import (
+    EAGER_KERNEL_HOST_SECONDS,
+    HF_GENERATE_KERNEL_HOST_SECONDS,
+    VLLM_V0_STEP_HOST_SECONDS,
+)
 
 # model.eager_layer: (non-GEMM kernels a decode layer, attention linears); the MLP adds 3 linears (2 ungated)
 EAGER_LAYER_KERNELS = {
@@ -257,6 +262,18 @@ def host_seconds_per_token(spec) -> float:
     return kernels * kernel_host_seconds(spec) * quant_kernel_ratio(spec)
 
 
+def engine_step_host_seconds(spec) -> float:
+    """Host time a step of the stated engine's loop adds to the GPU's work (a sum, not a max: the loop waits for
+    the sampled tokens before it schedules and builds the next step): vllm_v0_step_host_s for vLLM's V0 engine
+    (inference.engine vllm_v0; fit and held-out rows at its definition, assumptions.py); 0 otherwise (compiled:
+    a step is its GPU work; hf_eager: host_seconds_per_token's floor)."""
+    if spec.task != "inference" or spec.model.image_arch is not None:
+        return 0.0
+    if getattr(spec.inference, "engine", "compiled") != "vllm_v0":
+        return 0.0
+    return VLLM_V0_STEP_HOST_SECONDS.value
+
+
 def quant_kernel_ratio(spec) -> float:
     """The stated quantization kernel's measured host-floor ratio to fp16 (QUANT_KERNEL_STEP_RATIO); 1 where
     none is stated or where exllama reconstructs fp16 weights for cuBLAS (its loop issues cuBLAS's kernels)."""
@@ -291,6 +308,13 @@ def quant_kernel_gemm_seconds(spec, gemm_s, weight_read: float, read_rate, tenso
 
 def text(spec) -> str:
     """The answer's clause for the floor, the same on every card; "" where it does not apply."""
+    if engine_step_host_seconds(spec):
+        return (
+            f"vLLM's V0 loop (inference.engine vllm_v0): {engine_step_host_seconds(spec) * 1e3:.2f} ms of host time "
+            "a step (first token included) on every card, after the GPU's work (scheduling, input preparation, "
+            "sampling's copy to the CPU, output processing); fitted on one publisher's batch-1 A100 host "
+            "(vllm_v0_step_host_s)"
+        )
     if not applies(spec):
         return ""
     per_layer = kernels_per_layer(spec)

@@ -78,7 +78,7 @@ KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 # efficiency) or torchao float8 (torchtitan; mfu.torchao_float8_speedup).
 FP8_RECIPES = ("transformer_engine", "torchao")
 # inference.engine: the serving stack's decode loop (serving_host.py)
-SERVING_ENGINES = ("compiled", "hf_eager")
+SERVING_ENGINES = ("compiled", "hf_eager", "vllm_v0")
 # inference.quant_kernel: the kernel library an hf_eager loop runs quantized linears on (serving_host.py):
 # unstated (a quantized linear costs the host what a BF16 one does) or exllama (AutoGPTQ / transformers' GPTQ
 # exllama 4-bit kernel, at its measured single-stream step ratio to fp16)
@@ -253,7 +253,8 @@ class InferenceSpec:
     output_tokens: int = 256
     kv_cache_dtype: str = "bf16"
     # The serving stack's decode loop (serving_host.ENGINES): "compiled" (vLLM, TensorRT-LLM, SGLang: CUDA graphs;
-    # a step is its GPU work) or "hf_eager" (transformers generate in eager PyTorch: a host floor a token).
+    # a step is its GPU work), "hf_eager" (transformers generate in eager PyTorch: a host floor a token) or "vllm_v0"
+    # (vLLM's V0 engine loop, 0.6.x: CUDA graphs plus the loop's serial host time a step, vllm_v0_step_host_s).
     engine: str = "compiled"
     # The library that runs an hf_eager loop's quantized linears (QUANT_KERNELS, serving_host.QUANT_KERNEL_STEP_RATIO)
     quant_kernel: str = "unstated"

@@ -1090,6 +1090,10 @@ def inference_throughput(
     # an eager transformers loop (inference.engine hf_eager) issues every kernel from the host every token: the
     # step takes the longer of its GPU work and that host time (serving_host.py); 0 for compiled engines
     step_s = np.maximum(step_s, serving_host.host_seconds_per_token(spec))
+    # vLLM's V0 loop (inference.engine vllm_v0) schedules, builds inputs, samples (a GPU-to-CPU copy) and processes
+    # outputs on the host between steps while the GPU waits: added to every step, the prefill's included
+    engine_host_s = serving_host.engine_step_host_seconds(spec)
+    step_s = step_s + engine_host_s
     replicas = np.floor(gpus / (tp * pp))
     prefill_flops = 2.0 * n_active + attention_forward_flops_per_token(spec.model, prompt)
     prefill_compute_s = prefill_flops * prompt / flop_rate
@@ -1114,7 +1118,7 @@ def inference_throughput(
     return {
         "decode_tokens_per_second_per_stream": 1.0 / step_s,
         "decode_tokens_per_second_total": concurrency / (step_s + prefill_per_step_s) * replicas,
-        "time_to_first_token_seconds": prefill_s + prefill_comm_s,
+        "time_to_first_token_seconds": prefill_s + prefill_comm_s + engine_host_s,
         "decode_step_seconds": step_s,
         "decode_communication_seconds": decode_comm_s,
         "decode_attention_seconds": attention_s,

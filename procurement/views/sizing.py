@@ -128,7 +128,8 @@ KNOB_LABELS = {
     "context_len": ("Context length (tokens)", "inference"),
     "serving_engine": (
         "Serving stack",
-        "inference: compiled (vLLM, TensorRT-LLM, SGLang) / hf_eager (transformers generate: a host floor a token)",
+        "inference: compiled (vLLM, TensorRT-LLM, SGLang) / hf_eager (transformers generate: a host floor a token) / "
+        "vllm_v0 (vLLM 0.6.x's V0 loop: + 1.84 ms of host time a step)",
     ),
     "quant_kernel": (
         "Quantized-linear kernel",

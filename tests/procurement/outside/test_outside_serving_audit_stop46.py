@@ -29,7 +29,7 @@ release/0.5.0 and release/v0.7.1 branches carry NVIDIA/TensorRT-LLM's own releas
   [QW25]    QwenLM/Qwen2.5 @010c37c33b13a1ac59944b349620e13404efe97d docs/source/benchmark/speed_benchmark.rst (read_file
             id 9548273640): vLLM 0.6.3, A100 80GB, batch 1, 2,048 generated, enforce_eager=False, BF16 tokens/s at
             input 1 / 6,144 / 14,336 / 30,720: Qwen2.5-7B-Instruct 84.28 / 80.70 / 77.69 / 70.33;
-            Qwen2.5-14B-Instruct 46.30 / 43.83 / 41.91 / 37.18.
+            Qwen2.5-14B-Instruct 46.30 / 43.83 / 41.91 / 37.18 (the 14B 6,144 row added as a case by ttft48).
 """
 
 from __future__ import annotations
@@ -190,9 +190,11 @@ def test_the_mmha_path_itself_moved_between_the_two_tables():
     assert sized_090 / 837 - 1 == pytest.approx(-0.158, abs=0.003)
 
 
-# --- Case 5: [QW25]'s vLLM 0.6.3 rows (GQA, CUDA graphs: the product's "compiled" engine), end to end as the
-# publisher measures: 2,048 / (first token + 2,048 decode steps).
-def _vllm_speed(preset: str, prompt: int) -> float:
+# --- Case 5: [QW25]'s vLLM 0.6.3 rows (GQA, CUDA graphs), end to end as the publisher measures: 2,048 / (first
+# token + 2,048 decode steps). Stated as the run was, inference.engine vllm_v0 (ttft48): vLLM's V0 loop, its GPU work
+# plus the loop's serial host time a step (vllm_v0_step_host_s, 1.84 ms, fitted on the 14B input-1 row; the other six
+# held out). "compiled" (a step is its GPU work), the product's answer before, is pinned beside it.
+def _vllm_speed(preset: str, prompt: int, engine: str = "compiled") -> float:
     spec = {
         "name": f"aud46s-{preset}-{prompt}",
         "task": "inference",
@@ -203,29 +205,27 @@ def _vllm_speed(preset: str, prompt: int) -> float:
             "concurrency": 1,
             "context_len": prompt + 2048,
             "output_tokens": 2048,
-            "engine": "compiled",
+            "engine": engine,
         },
     }
     t = size_spec_document(copy.deepcopy(spec), [A100], calibrate=False)["throughput"]
     return 2048 / (t["time_to_first_token_seconds"] + 2048 / t["decode_tokens_per_second_per_stream"])
 
 
+# (published, ours with engine compiled, ours with engine vllm_v0)
 VLLM_ROWS = {
-    ("qwen2.5-7b", 1): (84.28, 100.45),
-    ("qwen2.5-7b", 6144): (80.70, 96.03),
-    ("qwen2.5-7b", 14336): (77.69, 90.20),
-    ("qwen2.5-7b", 30720): (70.33, 79.25),
-    ("qwen2.5-14b", 1): (46.30, 50.61),
-    ("qwen2.5-14b", 14336): (41.91, 43.71),
-    ("qwen2.5-14b", 30720): (37.18, 37.00),
+    ("qwen2.5-7b", 1): (84.28, 100.45, 84.77),
+    ("qwen2.5-7b", 6144): (80.70, 96.03, 81.61),
+    ("qwen2.5-7b", 14336): (77.69, 90.20, 77.36),
+    ("qwen2.5-7b", 30720): (70.33, 79.25, 69.16),
+    ("qwen2.5-14b", 1): (46.30, 50.61, 46.30),  # vllm_v0_step_host_s's fit row
+    ("qwen2.5-14b", 6144): (43.83, 47.55, 43.72),  # ttft48, new held-out row
+    ("qwen2.5-14b", 14336): (41.91, 43.71, 40.46),
+    ("qwen2.5-14b", 30720): (37.18, 37.00, 34.64),
 }
 VLLM_REASON = (
-    "UNEXPLAINED (aud46s): [QW25] vLLM 0.6.3 Qwen2.5-7B-Instruct BF16, 1 x A100 80GB, input {prompt:,}: published "
-    "{published} tokens/s; ours {ours} ({err:+.1%}). The product's decode step is its GPU work alone (9.95 ms at "
-    "input 1); the run's is 11.87 ms, and the 14B's input-1 row leaves the same ~1.9 ms (21.60 ms published, "
-    "19.75 ms ours: +9.3%, passing): a fixed per-step cost of the serving loop (scheduler / sampling / output "
-    "processing on the host) that the 'compiled' engine does not carry, fitting both sizes; its source (vLLM 0.6.3's "
-    "step loop) not opened here, so not explained. The 7B 30,720 row passes (+12.7%) with the same gap inside it"
+    "UNEXPLAINED (ttft48): [QW25] vLLM 0.6.3 {preset} BF16, 1 x A100 80GB, input {prompt:,}: published {published} "
+    "tokens/s; ours with engine vllm_v0 {ours} ({err:+.1%})"
 )
 
 
@@ -239,11 +239,15 @@ VLLM_REASON = (
                 pytest.mark.xfail(
                     strict=True,
                     reason=VLLM_REASON.format(
-                        prompt=row[1], published=vals[0], ours=vals[1], err=vals[1] / vals[0] - 1
+                        preset=row[0],
+                        prompt=row[1],
+                        published=vals[0],
+                        ours=vals[2],
+                        err=vals[2] / vals[0] - 1,
                     ),
                 ),
             )
-            if abs(vals[1] / vals[0] - 1) > SPEED
+            if abs(vals[2] / vals[0] - 1) > SPEED
             else (),
             id=f"{row[0]}-{row[1]}",
         )
@@ -251,7 +255,17 @@ VLLM_REASON = (
     ],
 )
 def test_qwen25_vllm_063_rows_on_one_a100(bundled_catalog, row):
-    assert _vllm_speed(*row) == pytest.approx(VLLM_ROWS[row][0], rel=SPEED)
+    """[QW25]'s vLLM 0.6.3 rows, stated as run (inference.engine vllm_v0).
+
+    Was a strict xfail (aud46s) for the 7B at input 1 / 6,144 / 14,336: published 84.28 / 80.70 / 77.69 tokens/s,
+    ours 100.45 / 96.03 / 90.20 (+19.2% / +19.0% / +16.1%) with the step as its GPU work alone (engine compiled);
+    the run's step left ~1.9 ms a step over it at both sizes. Now 84.77 / 81.61 / 77.36 (+0.6% / +1.1% / -0.4%)
+    because the stated engine vllm_v0 adds vLLM's V0 loop's serial host time a step (schedule, input preparation,
+    sampling's GPU-to-CPU copy, output processing: vllm-project/vllm @0005bbd7 vllm/engine/llm_engine.py step();
+    the GPU idling on it: vllm-project/vllm issue #6854), vllm_v0_step_host_s 1.84 ms fitted on the 14B input-1
+    row (46.30); the other rows held out: 7B 30,720 -1.7%, 14B 6,144 -0.2%, 14,336 -3.5%, 30,720 -6.8%.
+    """
+    assert _vllm_speed(*row, engine="vllm_v0") == pytest.approx(VLLM_ROWS[row][0], rel=SPEED)
 
 
 # --- The figures quoted in the reasons above, pinned outside the strict xfails (a drift there would otherwise hide
@@ -266,5 +280,6 @@ def test_the_quoted_trtllm_figures():
 
 @pytest.mark.django_db
 def test_the_quoted_vllm_figures(bundled_catalog):
-    for row, (_, ours) in VLLM_ROWS.items():
-        assert _vllm_speed(*row) == pytest.approx(ours, rel=0.005)
+    for row, (_, compiled, vllm_v0) in VLLM_ROWS.items():
+        assert _vllm_speed(*row) == pytest.approx(compiled, rel=0.005)
+        assert _vllm_speed(*row, engine="vllm_v0") == pytest.approx(vllm_v0, rel=0.005)
