@@ -210,3 +210,43 @@ def test_the_sm80_instruction_rate_lands_the_prefill_heavy_hopper_rows_but_not_t
                 prompt,
                 clock,
             )
+
+
+# [PERF10]'s Qwen3-235B-A22B rows (ISL, OSL, H200 TP8 FP8, H100 TP8 FP8; None: not published), all of them.
+QWEN3_TABLE = [
+    (128, 128, 30429, None),
+    (128, 2048, 42821, 19658),
+    (128, 4096, 26852, 12447),
+    (500, 2000, 28026, 18351),
+    (1000, 1000, 23789, 14898),
+    (1000, 2000, 22061, 15136),
+    (2048, 128, 3331, None),
+    (2048, 2048, 16672, 9924),
+    (5000, 500, 3623, 3225),
+    (20000, 2000, 1876, None),
+]
+NVML_BYTES = {H100: 79.65 * GIB, H200: 140.4 * GIB}
+KV_BYTES_A_TOKEN = LAYERS * 2 * HEAD * 1  # TP 8 over 4 KV heads: one head a GPU, FP8
+
+
+@pytest.mark.django_db
+def test_at_the_kv_bound_stream_count_the_whole_table_reads_fast(bundled_catalog):
+    """The best lead, wider than the xfail row. Run each row at the count a KV-bound run holds (0.95 of what is left
+    of NVML's total beside the FP8 weights and a runtime overhead of 0 or 20 GB a GPU, over the requests' ISL + OSL
+    tokens at 24,064 B a token), every one of the table's 17 rows reads fast or inside: with no overhead 15 of 17
+    above +15% (H200 1000/1000 +16.0%, H100 +40.9%; the largest 20000/2000 +59.2%), with 20 GB still 8 of 17
+    (H200 +14.0%, H100 +16.3%; 5000/500 +42.2% / +20.4%). The passing H200 1000/1000 row passes by the
+    power-of-two convention (2,048 of a KV-bound 2,000-2,395); what is fast is the product's step for this MoE at
+    1,000-2,400 streams, most on the long prompts, not the H100 row's stream count alone."""
+    for overhead, outside_count, lowest in ((0.0, 15, 0.03), (20e9, 8, -0.03)):
+        errors = []
+        for prompt, output, h200, h100 in QWEN3_TABLE:
+            for gpu, published in ((H200, h200), (H100, h100)):
+                if published is None:
+                    continue
+                room = 0.95 * (NVML_BYTES[gpu] - PARAMS / TP - overhead)
+                streams = min(int(room / (KV_BYTES_A_TOKEN * (prompt + output))), 4096)
+                ours = total(candidate(stated(None, TP, prompt, output, streams, None), gpu))
+                errors.append(ours / published - 1)
+        assert len(errors) == 17 and min(errors) > lowest
+        assert sum(error > 0.15 for error in errors) == outside_count
