@@ -1,0 +1,234 @@
+"""Outside audit aud48v (issue 26, stop 48) of ttft48: `inference.engine: vllm_v0`, vLLM's V0 loop, prices a decode
+step (and the first token) as its GPU work + `vllm_v0_step_host_s` 1.84 ms, fitted on ONE row (the Qwen2.5 speed
+page's vLLM 0.6.3 Qwen2.5-14B input-1 row, one A100 host). Cases here come from OTHER publishers, sized with
+`vllm_v0` as a user would state the run; none is used by another test (grep of tests/ for zerollama, noooop,
+benchmark_vllm_060, 21.97, 14.14: none).
+
+Sources (opened for this audit):
+  [ZL03]   noooop/zerollama @33261718f98c87ebf4a548c9d6727cd2138bcff3 tutorial/advance/0x03/README.md (read_file id
+           32537998719), section "8. VLLM Gevent 实际推理速度测试", the in-process rows "vllm <size>", column
+           并发数 (concurrency) 1, milliseconds a token: "vllm 0.5B 2.08 | vllm 1.8B 2.90 | vllm 4B 4.81 | vllm 7B 6.92 |
+           vllm 14B 11.31 | vllm 32B 21.97". Card: "以 NVIDIA GeForce RTX 4090 为例，1008 GB/s 显存带宽" (section 1, the
+           card every table of the page ran on; "24G 的 4090"). Release: the page quotes "(v0.5.0.post1) WARNING awq
+           quantization is not fully optimized yet" and "vllm v0.5.0 终于支持了 ... FP8"; "vllm GPTQ 使用了 Marlin kernel".
+  [ZLRUN]  the same repository, tutorial/advance/0x03/use_vllm.py @55a852e3a8a0336956507e5146969b32c8c6ba58 (read_file id
+           32190807090): decoding_latency() builds EngineArgs(model=..., max_model_len=1024) (CUDA graphs: no
+           enforce_eager), adds n requests of the Qwen chat template of "给我介绍一下大型语言模型。" with
+           SamplingParams(ignore_eos=True, max_tokens=1000), and times every `engine.step()` of LLMEngine (wall clock,
+           host and GPU together); gptq_info = Qwen/Qwen1.5-{0.5B,1.8B,4B,7B,14B,32B}-Chat-GPTQ-Int4.
+  [ZLSHAPE] the same repository, tutorial/advance/0x02/parameters.py @66629cba024ac996f968ab1da2e6d2926a4a19e5 (read_file
+           id 32574998221), `info` = [name, vocab, hidden, layers, intermediate, query heads a KV head]: 0.5B 151936 1024
+           24 2816 1; 1.8B 151936 2048 24 5504 1; 4B 151936 2560 40 6912 1; 7B 151936 4096 32 11008 1; 14B 152064 5120
+           40 13696 1; 32B 152064 5120 64 27392 5. Query heads (hidden / 128, 64 for the 0.5B): 16 / 16 / 20 / 32 / 40 /
+           40 (a Qwen2-architecture 0.5B config with hidden 1024 and 16 heads, stored id 3101823743, agrees).
+  [V050]   vllm-project/vllm @1473f7418a047395abed6283d6b682dc3ffbfe94 vllm/engine/llm_engine.py (read_file id 109495507,
+           the 0.5.0-era file: vision_language_config, no observability_config) step(): `self.scheduler.schedule()` ->
+           `self.model_executor.execute_model(...)` -> `self._process_model_outputs(...)`, one after the other: the loop
+           the [ZL03] rows ran, with no asynchronous output processing (that came in 0.6).
+  [V063]   vLLM 0.6.3's `LLM.__init__` signature as copied in a third-party hook ("Hooks of vllm-0.6.3 llm init", stored
+           id 49182288877): `disable_async_output_proc: bool = False`: in the fit row's release the output processing
+           of a step is asynchronous by default, so ttft48's docs sentence "processes the outputs one after the other
+           while the GPU waits" is the 0.5 loop, not the 0.6.3 one its constant was fitted on.
+  [SGL060] sgl-project/sglang @120affb9613cc3f5bcd055ec09c7621d3ced0ebc benchmark/benchmark_vllm_060/README.md (read_file
+           id 55143585282): "Llama 3.1 8B Instruct 1 x A100 80G", "| 4 | 1200 | vLLM | 1691.97 | **100.48** | 14.14 |
+           **129.32** |" (RPS, prompts, engine, median E2E latency, TTFT, TPOT, ITL, ms); vLLM installed as
+           `pip install vllm==0.6.0`, served with `--num-scheduler-steps 10 --max_model_len 4096`; ShareGPT prompts.
+  [SHAREGPT] vllm-project/vllm pull request #8050 (issues corpus): "Llama3 8B on H100 with ShareGPT dataset", 500
+           requests, "Total input tokens: 100895", "Total generated tokens: 100377": 202 / 201 tokens a request, the
+           lengths stated for [SGL060]'s ShareGPT rows (its own lengths are not printed).
+Tolerance: the issue's 15% on LLM speed.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from procurement.api.sizing import size_spec_document
+from procurement.sizing.assumptions import VLLM_V0_STEP_HOST_SECONDS
+
+SPEED = 0.15
+RTX4090 = "rtx-4090"
+A100 = "a100-sxm4-80gb"  # [SGL060] says "A100 80G"; the SXM part is stated (a PCIe 80GB reads 5% slower)
+
+# [ZLSHAPE] (layers, hidden, query heads, KV heads, intermediate, vocab); Qwen1.5 has q / k / v biases.
+QWEN15 = {
+    "0.5b": (24, 1024, 16, 16, 2816, 151936),
+    "1.8b": (24, 2048, 16, 16, 5504, 151936),
+    "4b": (40, 2560, 20, 20, 6912, 151936),
+    "7b": (32, 4096, 32, 32, 11008, 151936),
+    "14b": (40, 5120, 40, 40, 13696, 152064),
+    "32b": (64, 5120, 40, 8, 27392, 152064),
+}
+# [ZL03] ms a token at concurrency 1; (ours compiled, ours vllm_v0) in ms a token, pinned below
+ZL03_MS = {"0.5b": 2.08, "1.8b": 2.90, "4b": 4.81, "7b": 6.92, "14b": 11.31, "32b": 21.97}
+OURS_MS = {
+    "0.5b": (1.360, 3.200),
+    "1.8b": (3.058, 4.898),
+    "4b": (5.963, 7.803),
+    "7b": (11.152, 12.992),
+    "14b": (19.574, 21.414),
+    "32b": (41.547, 43.387),
+}
+
+
+def _qwen15_step_ms(size: str, engine: str) -> float:
+    layers, hidden, heads, kv_heads, inter, vocab = QWEN15[size]
+    spec = {
+        "name": f"aud48v-qwen1.5-{size}-gptq-int4-{engine}",
+        "task": "inference",
+        "precision": "fp16",  # vLLM runs GPTQ checkpoints in float16
+        "weight_quantization": "int4",
+        "model": {
+            "preset": "llama-2-7b",
+            "name": f"Qwen1.5-{size.upper()}-Chat-GPTQ-Int4",
+            "num_layers": layers,
+            "hidden_size": hidden,
+            "num_attention_heads": heads,
+            "num_key_value_heads": kv_heads,
+            "intermediate_size": inter,
+            "vocab_size": vocab,
+            "tie_word_embeddings": size == "0.5b",
+            "attention_qkv_bias": True,
+        },
+        # [ZLRUN]: one request, the chat prompt (~24 tokens) + 1,000 generated, max_model_len 1,024
+        "inference": {"concurrency": 1, "context_len": 1024, "output_tokens": 1000, "engine": engine},
+    }
+    report = size_spec_document(copy.deepcopy(spec), [RTX4090], calibrate=False)
+    assert report["candidates"][0]["verdict"] in {"fits", "tight", "oversized"}
+    return 1e3 / report["throughput"]["decode_tokens_per_second_per_stream"]
+
+
+def _zl03_line() -> tuple[float, float]:
+    """[ZL03]'s six batch-1 steps against the bytes a step reads ([ZLSHAPE]): int4 layers at 0.5 B a weight + a 16-bit
+    scale and zero a group of 128 (0.531 B), the 16-bit lm_head (GPTQ leaves it unquantized), the 16-bit KV cache at
+    its mean length (24 + 500 tokens). Returns (intercept ms, ms a GB)."""
+    gb, ms = [], []
+    for size, (layers, hidden, heads, kv_heads, inter, vocab) in QWEN15.items():
+        group = heads // kv_heads
+        layer = 2 * hidden * hidden + 2 * hidden * hidden // group + 3 * hidden * inter
+        weights = layers * layer * (0.5 + 4 / 128) + hidden * vocab * 2
+        kv = 2 * layers * (hidden // group) * 2 * 520
+        gb.append((weights + kv) / 1e9)
+        ms.append(ZL03_MS[size])
+    slope, intercept = np.polyfit(gb, ms, 1)
+    return float(intercept), float(slope)
+
+
+def _zl03_reason(size: str) -> str:
+    published = ZL03_MS[size]
+    compiled, v0 = OURS_MS[size]
+    return (
+        f"UNEXPLAINED: [ZL03] vLLM 0.5.0.post1 (V0 LLMEngine.step, [V050]) Qwen1.5-{size.upper()}-Chat-GPTQ-Int4 "
+        f"(Marlin), 1 x RTX 4090, batch 1, 1,000 generated: published {published} ms a token "
+        f"({1e3 / published:.1f} tokens/s); ours with engine vllm_v0 {v0:.2f} ms ({published / v0 - 1:+.1%} in "
+        f"tokens/s), with compiled {compiled:.2f} ms ({published / compiled - 1:+.1%}). The six published steps lie on "
+        "one line, 1.49 ms + bytes read / 886 GB/s (0.88 of the card's 1,008 GB/s; "
+        "test_the_4090_rows_put_the_fixed_step_cost_under_the_constant): the step's whole fixed part (the loop's host "
+        "work AND the GPU's per-step floor) is at most 1.49 ms on this host, under vllm_v0_step_host_s 1.84 ms, though "
+        "this release processes outputs serially and 0.6.3 (the fit row's) does not ([V063]). The larger miss is the "
+        "GPU term: the product reads int4 weights at ~0.44 of the 4090's bandwidth (int4_decode_bandwidth_efficiency "
+        "0.617 of the 16-bit rate, gpt-fast's group-32 int4) where vLLM's GPTQ Marlin path reads at ~0.88. Leads: a "
+        "Marlin (gptq_marlin) int4 decode rate; a per-host value of the V0 loop's time (one A100 host is not this one)"
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "size",
+    [
+        pytest.param(
+            size,
+            marks=pytest.mark.xfail(strict=True, reason=_zl03_reason(size))
+            if abs(ZL03_MS[size] / OURS_MS[size][1] - 1) > SPEED
+            else (),
+            id=size,
+        )
+        for size in QWEN15
+    ],
+)
+def test_zerollama_vllm_050_gptq_int4_rtx4090_batch1_within_15_percent(bundled_catalog, size):
+    """[ZL03] / [ZLRUN]: vLLM 0.5.0.post1's V0 loop (LLMEngine.step timed in process), Qwen1.5-*-Chat-GPTQ-Int4 on
+    one RTX 4090, one request, 1,000 generated: "vllm 0.5B 2.08 | 1.8B 2.90 | 4B 4.81 | 7B 6.92 | 14B 11.31 | 32B 21.97"
+    ms a token (concurrency 1). Stated as run: weight_quantization int4, engine vllm_v0 (the V0 loop the docs name)."""
+    ours_ms = _qwen15_step_ms(size, "vllm_v0")
+    assert 1e3 / ours_ms == pytest.approx(1e3 / ZL03_MS[size], rel=SPEED)
+
+
+def test_the_4090_rows_put_the_fixed_step_cost_under_the_constant():
+    """Arithmetic on [ZL03] and [ZLSHAPE] alone (no engine): the six batch-1 steps of one host fit a line of 1.49 ms +
+    1.13 ms a GB read (886 GB/s, 0.88 of the RTX 4090's 1,008 GB/s), every row within 0.3 ms of it. Its intercept is
+    everything a step costs besides the bytes (the V0 loop's host work plus the GPU's launch floor); it sits under
+    ttft48's 1.84 ms of host time alone, on a release whose loop is fully serial ([V050]). The constant is one host's
+    value: on this host it over-charges a step by at least 0.35 ms (0.5B: 2.08 ms published, 0.52 GB read)."""
+    intercept, slope = _zl03_line()
+    assert intercept == pytest.approx(1.494, abs=0.01)
+    assert 1.0 / slope == pytest.approx(0.886, abs=0.01)  # GB a ms = TB/s
+    assert VLLM_V0_STEP_HOST_SECONDS.value * 1e3 - intercept > 0.34
+
+
+@pytest.mark.django_db
+def test_the_quoted_4090_figures(bundled_catalog):
+    """The figures quoted in the strict xfails above, pinned (a drift would otherwise hide inside them)."""
+    for size, (compiled, v0) in OURS_MS.items():
+        assert _qwen15_step_ms(size, "compiled") == pytest.approx(compiled, rel=0.005)
+        assert _qwen15_step_ms(size, "vllm_v0") == pytest.approx(v0, rel=0.005)
+        assert v0 - compiled == pytest.approx(1.84, abs=0.001)
+
+
+# --- [SGL060]: vLLM 0.6.0 with multi-step scheduling (--num-scheduler-steps 10), which the docs say vllm_v0 does not
+# size. Concurrency from Little's law on the row's own median E2E latency: 4 requests/s x 1.692 s = 6.8 -> 7 streams;
+# ShareGPT's 202 / 201 tokens a request ([SHAREGPT]). The product's answer barely moves with the guess (4 to 10
+# streams: 10.63-10.79 ms a compiled step).
+SGL060_TPOT_MS = 14.14
+SGL060_OURS = {"compiled": 93.36, "vllm_v0": 79.68}  # tokens/s a stream, pinned below
+
+
+def _sgl060_speed(engine: str) -> float:
+    spec = {
+        "name": f"aud48v-sgl060-llama-3.1-8b-{engine}",
+        "task": "inference",
+        "model": {"preset": "llama-3.1-8b"},
+        "inference": {"concurrency": 7, "context_len": 403, "output_tokens": 201, "engine": engine},
+    }
+    report = size_spec_document(copy.deepcopy(spec), [A100], calibrate=False)
+    return report["throughput"]["decode_tokens_per_second_per_stream"]
+
+
+@pytest.mark.django_db
+def test_vllm_060_multi_step_row_stated_vllm_v0_lands_by_compensation(bundled_catalog):
+    """[SGL060] median TPOT 14.14 ms (70.72 tokens/s) at 4 requests/s. Stated vllm_v0 (a user with a V0 0.6.0 run):
+    79.68 (+12.7%), inside. Not evidence for the constant: with --num-scheduler-steps 10 the loop's host work is paid
+    once per 10 steps (the median ITL, 129.32 ms, is the 10-token burst), while vllm_v0 charges 1.84 ms at every step;
+    the run's TPOT also carries what the product does not price (the prefills of 4 arriving requests a second, which
+    V0 0.6.0 without chunked prefill runs between decode bursts; multi-step's own per-burst cost). Two unpriced costs
+    of opposite sign happen to meet inside the tolerance."""
+    ours = _sgl060_speed("vllm_v0")
+    assert ours == pytest.approx(1e3 / SGL060_TPOT_MS, rel=SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "UNEXPLAINED: [SGL060] vLLM 0.6.0 --num-scheduler-steps 10, Llama 3.1 8B Instruct BF16, 1 x A100 80G, ShareGPT "
+        "at 4 requests/s: median TPOT 14.14 ms (70.72 tokens/s); ours with engine compiled (the docs keep multi-step "
+        "out of vllm_v0) 93.36 (+32.0%) at 7 streams (Little's law on the median E2E) and 202 / 201 tokens "
+        "([SHAREGPT]). The 10-step loop pays its host work once a burst (ITL 129.32 ms for 10 tokens = 12.9 ms a "
+        "step inside a burst, against the product's 10.71 ms of GPU work), and TPOT also carries the arriving "
+        "requests' prefills (V0 0.6.0 without chunked prefill). Neither is sized: no field states "
+        "num_scheduler_steps or the arrival rate's prefill interference; vllm_v0 lands it (+12.7%) only by charging "
+        "1.84 ms at every step (test_vllm_060_multi_step_row_stated_vllm_v0_lands_by_compensation)"
+    ),
+)
+def test_vllm_060_multi_step_row_stated_compiled(bundled_catalog):
+    """[SGL060] stated as the docs steer a multi-step run: engine compiled (a step is its GPU work)."""
+    assert _sgl060_speed("compiled") == pytest.approx(1e3 / SGL060_TPOT_MS, rel=SPEED)
+
+
+@pytest.mark.django_db
+def test_the_quoted_sgl060_figures(bundled_catalog):
+    for engine, ours in SGL060_OURS.items():
+        assert _sgl060_speed(engine) == pytest.approx(ours, rel=0.005)
