@@ -1,0 +1,171 @@
+"""aud48a (stop 48, issue 29): an outside auditor's held-out check of det48's relabel (the YOLO11n Colab validation
+pass, test_outside_image_audit_stop47b.py case 1, UNEXPLAINED -> EXPLAINED by the log's own 'postprocess per image').
+Two other published Ultralytics training logs, each printing per-epoch validation bars, a final 'Speed: ... ms
+preprocess, ... ms inference, ... ms loss, ... ms postprocess per image' line and the run's hours, with the GPU stated.
+Sized as a user sizes them (`manage.py size FILE --gpu rtx-3090 --format json`, image.eval_every_epochs /
+image.eval_images stated as the run was). Targets: detection speed within 25%. No test in tests/ used these logs
+(grepped for 'YOLO11Face', 'widerface', '2.246', '2.883', '3.067', '2.697'); det48's reason cites the first one's
+'0.5 ms postprocess' only as a figure (find_string id 847238273), sizes nothing from it.
+
+Sources (opened with git in the zjykzj/YOLO11Face snapshot):
+  [Y8FACE-NGC] zjykzj/YOLO11Face@49f519d5445743010de663d8c7ef3f9506565eaa yolo8face/docs/train.md (2025-01-26):
+      'Ultralytics YOLOv8.2.103 ... torch-1.14.0a0+410ce96 CUDA:7 (NVIDIA GeForce RTX 3090, 24268MiB)', yolov8n.pt /
+      yolov8s.pt, WIDER FACE (12876 train images, 3225 val images, 39675 val instances), batch=16, imgsz=640,
+      epochs=100, workers=8, 'Using 8 dataloader workers', amp=True, val=True.
+      YOLOv8n (lines 66-90): val bars '101/101 [00:15<00:00,  6.37it/s]' (epoch 1), '101/101 [00:10<00:00,
+      9.54it/s]' (99), '101/101 [00:10<00:00,  9.53it/s]' (100); train '805/805 [01:08<00:00, 11.67it/s]' (99);
+      '100 epochs completed in 2.246 hours.'; final validation of best.pt (fused): '101/101 [00:18<00:00,
+      5.36it/s]', 'Speed: 0.1ms preprocess, 0.4ms inference, 0.0ms loss, 0.5ms postprocess per image'.
+      YOLOv8s (lines 149-175): val bars 5.67 / 8.07 / 8.08 it/s (epochs 1 / 99 / 100, 101 batches each);
+      '100 epochs completed in 2.697 hours.'; final '101/101 [00:21<00:00,  4.69it/s]', 'Speed: 0.2ms preprocess,
+      0.9ms inference, 0.0ms loss, 0.5ms postprocess per image'.
+  [Y8FACE-CU113] zjykzj/YOLO11Face@acd555af3bb00e020293acfeb705cb3dbb1196c8 yolo8face/docs/train.md (2025-01-31), the
+      same publisher, card model, Ultralytics version, data and command (epochs 100, imgsz 640, default batch 16 and
+      workers 8) on 'torch-1.12.1+cu113': YOLOv8n '805/805 [01:30<00:00,  8.92it' (99), '100 epochs completed in
+      2.883 hours.'; YOLOv8s '805/805 [01:32<00:00,  8.67it' (99), '100 epochs completed in 3.067 hours.'.
+  [UL-8.3.179] ultralytics 8.3.179 (PyPI wheel, opened): engine/validator.py 199-219 (the four ops.Profile phases;
+      the loader's `for batch in bar`, update_metrics and callbacks outside them); data/build.py 199 `nw =
+      min(os.cpu_count() // max(nd, 1), workers)` (so 'Using 8 dataloader workers' proves >= 8 CPUs: the spec
+      states host.vcpus_per_gpu 8, the bound); models/yolo/detect/train.py 89 (validation loader workers * 2).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import statistics
+
+import pytest
+from django.core.management import call_command
+
+SPEED = 0.25
+VAL_IMAGES, TRAIN_IMAGES, EPOCHS = 3225, 12876, 100
+
+
+def _spec(preset: str, evaluated: bool) -> dict:
+    image = {"epochs": EPOCHS, "dataset_images": TRAIN_IMAGES, "loader_workers": 8}
+    if evaluated:
+        image |= {"eval_every_epochs": 1, "eval_images": VAL_IMAGES}
+    return {
+        "task": "full_finetune",
+        "model": {"preset": preset},
+        "micro_batch_size": 16,
+        "host": {"vcpus_per_gpu": 8},
+        "image": image,
+    }
+
+
+def _size(tmp_path, spec: dict) -> dict:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("size", str(path), "--gpu", "rtx-3090", "--format", "json", stdout=out)
+    (candidate,) = json.loads(out.getvalue())["candidates"]
+    return candidate["throughput"]
+
+
+def _within(estimate: float, published: float, target: float) -> None:
+    error = estimate / published - 1.0
+    assert abs(error) <= target, f"{estimate:.4g} vs {published:.4g} ({error:+.1%})"
+
+
+# [Y8FACE-NGC] per-epoch validation bars (it/s, 101 batches of 32) and the final validation's published split (ms an
+# image: preprocess + postprocess, the part det48's term would add)
+VAL_BARS = {"yolov8n": (6.37, 9.54, 9.53), "yolov8s": (5.67, 8.07, 8.08)}
+PRE_POST_MS = {"yolov8n": 0.1 + 0.5, "yolov8s": 0.2 + 0.5}
+# ours, seconds a pass (evaluation_hours x 3600 / 100 passes), pinned below
+OURS_PASS_S = {"yolov8n": 2.16, "yolov8s": 5.288}
+
+
+def _published_pass_seconds(preset: str) -> float:
+    """101 batches at the median of the three logged bars: 10.60 s (yolov8n), 12.52 s (yolov8s)."""
+    return 101 / statistics.median(VAL_BARS[preset])
+
+
+VAL_REASON = (
+    "UNEXPLAINED (aud48a): [Y8FACE-NGC] one per-epoch validation of WIDER FACE's 3,225 val images on an RTX 3090"
+    " (Ultralytics 8.2.103, 101 batches of 32, median bar) takes 10.60 s (yolov8n) / 12.52 s (yolov8s), 3.3 / 3.9"
+    " ms an image; the product's evaluation_hours over 100 passes gives 2.16 s (-79.6%) / 5.29 s (-57.7%). det48's"
+    " mechanism, sized the way det48 sized the Colab case (the log's own 'preprocess + postprocess per image' added"
+    " to the product's forward): 2.16 + 3,225 x 0.6 ms = 4.10 s (-61.4%) and 5.29 + 3,225 x 0.7 ms = 7.55 s"
+    " (-39.7%): still outside, so on this host NMS is not the missing part. The same log's final validation shows"
+    " where it is: its timed phases sum to 1.0 / 1.6 ms an image while the bar runs 101 batches in 18 / 21 s (5.8 /"
+    " 6.5 ms an image); the rest is outside the four ops.Profile phases ([UL-8.3.179] validator.py 199-219): the"
+    " loader's `for batch in bar` (letterboxing WIDER FACE's ~1,024 px JPEGs, workers * 2 requested, train.py 89)"
+    " and update_metrics over 39,675 instances (12.3 an image). Neither is sized from a source: no log splits the"
+    " loader wait from update_metrics. Best lead: price the validation loader with the engine's own loader model"
+    " (loader_images_per_vcpu, without the mosaic's four reads), which needs a sourced letterbox rate."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "preset",
+    [
+        pytest.param("yolov8n", marks=pytest.mark.xfail(strict=True, reason=VAL_REASON)),
+        pytest.param("yolov8s", marks=pytest.mark.xfail(strict=True, reason=VAL_REASON)),
+    ],
+)
+def test_yolov8_validation_pass_on_an_rtx_3090(bundled_catalog, tmp_path, preset):
+    """[Y8FACE-NGC] per-epoch validation pass, seconds. Published 10.60 s (yolov8n) / 12.52 s (yolov8s);
+    ours 2.16 s (-79.6%) / 5.29 s (-57.7%)."""
+    per_pass = _size(tmp_path, _spec(preset, True))["evaluation_hours"] * 3600.0 / EPOCHS
+    _within(per_pass, _published_pass_seconds(preset), SPEED)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("preset", ["yolov8n", "yolov8s"])
+def test_the_quoted_validation_figures(bundled_catalog, tmp_path, preset):
+    """Pins the figures VAL_REASON quotes (so the reason cannot go stale silently): ours a pass, the published pass,
+    and det48's term added (the log's own pre + post a image) still outside 25%."""
+    plain = _size(tmp_path, _spec(preset, False))["training_hours"]
+    row = _size(tmp_path, _spec(preset, True))
+    per_pass = row["evaluation_hours"] * 3600.0 / EPOCHS
+    assert per_pass == pytest.approx(OURS_PASS_S[preset], rel=0.01)
+    assert row["training_hours"] - plain == pytest.approx(row["evaluation_hours"], abs=2e-4)
+    published = _published_pass_seconds(preset)
+    assert published == pytest.approx({"yolov8n": 10.598, "yolov8s": 12.516}[preset], abs=0.002)
+    with_det48_term = per_pass + VAL_IMAGES * PRE_POST_MS[preset] / 1e3
+    error = with_det48_term / published - 1
+    assert error == pytest.approx({"yolov8n": -0.614, "yolov8s": -0.397}[preset], abs=0.005)
+    assert abs(error) > SPEED
+
+
+HOURS_REASON = (
+    "UNEXPLAINED (aud48a): [Y8FACE-CU113] YOLOv8n, WIDER FACE, 100 epochs on an RTX 3090 with its per-epoch"
+    " validation: published 2.883 h; ours 1.874 h (-35.0%). The same publisher's run of the same command, card"
+    " model, Ultralytics 8.2.103 and data on NGC's torch 1.14.0a0 ([Y8FACE-NGC]) took 2.246 h (ours -16.5%,"
+    " passes): the two published runs differ by 28% (train bars 8.92 vs 11.67 it/s at epoch 99) in what the spec"
+    " can state; the framework build (torch-1.12.1+cu113 vs 1.14.0a0+410ce96) and whatever else shared the server"
+    " (the runs sit on CUDA:5-7 of one host) are not spec fields. The YOLOv8s pair passes both ways (+12.0%,"
+    " -1.5%) on the same stacks. Not sized: no source opened splits the cu113 run's slower step (loader or GPU)."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("preset", "published_hours"),
+    [
+        # [Y8FACE-NGC] torch 1.14.0a0 (NGC): ours 1.8745 h (-16.5%)
+        pytest.param("yolov8n", 2.246, id="yolov8n-ngc-torch1.14"),
+        # [Y8FACE-NGC]: ours 3.0206 h (+12.0%)
+        pytest.param("yolov8s", 2.697, id="yolov8s-ngc-torch1.14"),
+        # [Y8FACE-CU113] torch 1.12.1+cu113: ours 1.8745 h (-35.0%)
+        pytest.param(
+            "yolov8n",
+            2.883,
+            id="yolov8n-cu113-torch1.12",
+            marks=pytest.mark.xfail(strict=True, reason=HOURS_REASON),
+        ),
+        # [Y8FACE-CU113]: ours 3.0206 h (-1.5%)
+        pytest.param("yolov8s", 3.067, id="yolov8s-cu113-torch1.12"),
+    ],
+)
+def test_yolov8_widerface_run_hours_with_validation_stated(
+    bundled_catalog, tmp_path, preset, published_hours
+):
+    """'100 epochs completed in N hours' (Ultralytics' own clock: training plus the 100 validations), sized with the
+    evaluation stated as the run was (every epoch, 3,225 images)."""
+    hours = _size(tmp_path, _spec(preset, True))["training_hours"]
+    assert hours == pytest.approx({"yolov8n": 1.8745, "yolov8s": 3.0206}[preset], abs=0.002)
+    _within(hours, published_hours, SPEED)
