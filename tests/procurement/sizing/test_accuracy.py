@@ -59,7 +59,16 @@ def test_the_ledger_digest_moves_with_any_input(tmp_path):
     assert before != changed == ledger_inputs_digest(tmp_path)
     (tmp_path / "tests" / "procurement" / "outside").mkdir(parents=True)
     (tmp_path / "tests" / "procurement" / "outside" / "test_new_case.py").write_text("")
-    assert ledger_inputs_digest(tmp_path) != changed  # a new outside case too
+    with_case = ledger_inputs_digest(tmp_path)
+    assert with_case != changed  # a new outside case too
+    ranking = tmp_path / "procurement" / "ranking"  # aud48a: the ranking and the API move outside figures too
+    ranking.mkdir()
+    (ranking / "shapes.py").write_text("")
+    with_ranking = ledger_inputs_digest(tmp_path)
+    assert with_ranking != with_case
+    (tmp_path / "procurement" / "migrations").mkdir()
+    (tmp_path / "procurement" / "migrations" / "0001_initial.py").write_text("")
+    assert ledger_inputs_digest(tmp_path) == with_ranking  # a migration does not
 
 
 def test_it_counts_the_lora_memory_class_as_docs_validation_md_does():
