@@ -67,9 +67,11 @@ EAGER_SCORE_PASSES = 4.0
 # CrossAttention._attention, huggingface/diffusers src/diffusers/models/attention.py @0f75d572 lines 336-343,
 # `torch.matmul(query, key.transpose(-1, -2)) * self.scale`, then `.softmax(dim=-1)` and `torch.matmul(probs,
 # value)`: a read and a write of the scores more than the fused baddbmm of PR #1203 (ad935933, 2022-11-21, v0.8).
-# The softmax's re-reads of 4,096-key rows are not counted: xformers PR #412's 'A100 fw' table times that
+# The softmax's re-reads of 4,096-key rows are not counted. xformers PR #412's 'A100 fw' table times that
 # operator at SD 1.5's first-level shape (B = 16, M = 4,096, K = 40: 1,940.7 us) within 2% of the 4-pass count
-# (tests/procurement/outside/test_outside_eager_a100_stop48.py).
+# only if its unnamed 'A100' was a 40GB (1,555 GB/s); on an 80GB (2,039 GB/s) the 4-pass count is 22.5% short,
+# about 5.2 passes (tests/procurement/outside/test_outside_eager_a100_stop48.py). The 2 passes here are read
+# from the code; the re-reads stay unpriced because no source sizes them (fix48i, after the audit aud48i).
 DIFFUSERS_0_7_SCORE_SCALE_PASSES = 2.0
 # Score-sized tensors alive at once in a diffusion network's eager attention at inference: diffusers'
 # AttnProcessor (Attention.get_attention_scores, src/diffusers/models/attention_processor.py at v0.15.1,

@@ -92,6 +92,21 @@ SLOPE_AND_FLOOR = (
     " plus 0.45 s a call on every card. Two parts: a per-call cost 0.7-1.1 s (14-21 ms a UNet call) above the"
     " product's, the same on the two GA102 hosts, and a per-image rate the product beats by 42% / 11% / 17%."
 )
+SYNC_PER_STEP = (
+    " fix48i, the per-step host-device sync checked in the code and ruled out as a 2022-only cost: diffusers"
+    " v0.3.0 (3f55d135) keeps PNDM's timesteps as a CPU tensor (SchedulerMixin.set_format: torch.from_numpy) and"
+    " UNet2DConditionModel.forward moves each call's 0-dim timestep with `timesteps[None].to(device=sample.device)`,"
+    " a blocking H2D copy that PyTorch follows with a stream sync (aten/src/ATen/native/cuda/Copy.cu"
+    " copy_kernel_cuda, non_blocking false: at::cuda::memcpy_and_sync = cudaMemcpyAsync + cudaStreamSynchronize;"
+    " pytorch/pytorch @007aa8ae as stored, the same branch in the 2022-era copies), one sync a UNet call. It was"
+    " not removed later, only moved: v0.7.0.dev0 (0f75d572, the fp16.mdx table) puts the timesteps on the device"
+    " and syncs in PNDMScheduler._get_prev_sample instead (`if prev_timestep >= 0` on a CUDA tensor: .item(),"
+    " _local_scalar_dense_cuda's memcpy_and_sync), and v0.17.0 (6bbde99c) and v0.21.0 keep that line, the stack"
+    " pytorch-2.0's rate (which diffusers-0.7 reuses) was fitted on. And the rows refute an added per-step term:"
+    " the lambda GA102 intercept, 13.7 ms a UNet call over the product's, added to the fp16.mdx A10G xformers row"
+    " (0.7.0.dev0, one sync a step; ours already -22.8%) would read it -33.7%"
+    " (test_a_per_step_term_at_the_lambda_intercept_would_push_the_2022_a10g_xformers_row_out)."
+)
 A100_REASON = (
     "UNEXPLAINED: [LAMBDA-22] A100 80GB PCIe, half, n_samples {n}: {pub} s published; sized {ours} s under"
     " image.runtime diffusers-0.7 ({err}). The per-image rate is the A100's alone: +42% against +11% / +17% on"
@@ -99,6 +114,7 @@ A100_REASON = (
     "_stop47.py, UNEXPLAINED at +25.5% / +39.7%)." + SLOPE_AND_FLOOR + AUTOCAST + " Best lead: what a 2022"
     " eager SD step pays on GA100 per image beyond its score bytes (img48's PR #412 reading holds only if that"
     " A100 was a 40GB); then the per-call 1.1 s, host-side (autocast's casts add kernels), not measured."
+    + SYNC_PER_STEP
 )
 GA102_B1_REASON = (
     "UNEXPLAINED: [LAMBDA-22] {card}, half, n_samples 1: {pub} s published; sized {ours} s under image.runtime"
@@ -108,7 +124,7 @@ GA102_B1_REASON = (
     + " Best"
     " lead: the per-call 1.15 s, 22 ms a UNet call, independent of batch and card (A6000 and 3090 alike): host"
     " time a step (diffusers 0.3.0's pipeline and PNDM step, autocast's extra cast kernels) that no source opened"
-    " here measures; the product's eager host floor gives 0.45 s."
+    " here measures; the product's eager host floor gives 0.45 s." + SYNC_PER_STEP
 )
 
 
@@ -215,3 +231,45 @@ def test_autocast_score_casts_do_not_size_the_per_image_gap_on_all_three_cards(b
         predicted = extra / (DATASHEET_BANDWIDTH[gpu] * ACHIEVED_BANDWIDTH.value)
         ratios[gpu] = predicted / (published - sized)
     assert [round(value, 1) for value in ratios.values()] == [0.7, 3.0, 1.7]
+
+
+def _xformers_2023_stack_spec(steps: int) -> dict:
+    # test_outside_vision_audit_stop46.py's statement of [FP16-MDX]'s xformers column: pytorch-2.0, flash attention
+    return {
+        "task": "inference",
+        "model": {"preset": "sd-1.5"},
+        "precision": "fp16",
+        "micro_batch_size": 1,
+        "flash_attention": True,
+        "image": {"resolution_px": 512, "steps": steps, "runtime": "pytorch-2.0"},
+    }
+
+
+def _seconds_of(tmp_path, spec: dict, gpu: str) -> float:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("size", str(path), "--gpu", gpu, "--format", "json", stdout=out)
+    (candidate,) = json.loads(out.getvalue())["candidates"]
+    return candidate["throughput"]["seconds_per_batch"]
+
+
+def test_a_per_step_term_at_the_lambda_intercept_would_push_the_2022_a10g_xformers_row_out(
+    bundled_catalog, tmp_path
+):
+    """fix48i (aud48i's lead 7, SYNC_PER_STEP): the lambda GA102 rows' per-call cost over the product's, 1.15 s
+    published less the product's intercept on the A6000, spread over 51 UNet calls, is ~13.7 ms a call. The 2022
+    fp16.mdx table (diffusers 0.7.0.dev0, which syncs once a step as 0.3.0 does) has the A10G's xformers column at
+    15.6 it/s, which the product already prices 22.8% slow; the same 13.7 ms a step on top puts it at -33.7%. So a
+    per-step term of the lambda intercept's size is not a property of the 2022 code's sync, and is not landed."""
+    sized_slope = (_seconds(tmp_path, "rtx-a6000", 16) - _seconds(tmp_path, "rtx-a6000", 1)) / 15.0
+    sized_intercept = _seconds(tmp_path, "rtx-a6000", 1) - sized_slope
+    assert sized_intercept == pytest.approx(0.45, abs=0.01)
+    per_call = (1.15 - sized_intercept) / UNET_CALLS
+    assert per_call == pytest.approx(13.7e-3, abs=0.2e-3)
+    many = _seconds_of(tmp_path, _xformers_2023_stack_spec(50), "a10g")
+    one = _seconds_of(tmp_path, _xformers_2023_stack_spec(1), "a10g")
+    step = (many - one) / 49.0
+    published = 15.6  # [FP16-MDX] A10G, Memory Efficient Attention FP16, it/s
+    assert 1.0 / step / published - 1.0 == pytest.approx(-0.228, abs=0.002)
+    assert 1.0 / (step + per_call) / published - 1.0 == pytest.approx(-0.337, abs=0.005)
