@@ -692,6 +692,27 @@ PCIE_LL_HOP_LATENCY = Assumption(
     "seconds per ring step inside a node over PCIe",
     "NCCL tuning.cc @v2.19.3-1 line 71 hwLat, PCI ring / LL (LL128 is off over PCIe, lines 287-291).",
 )
+# A tensor-parallel all-reduce as measured on the card and group it ran on, where NCCL's cost model (above) is
+# not the time: nccl-tests all_reduce_perf on one node of 8 A100-SXM4-80GB (NVSwitch, NVLink 3: 12 links of 25
+# GB/s), one MPI rank a GPU (mpirun -np 8 -N 8 ... -b 8 -e 4G -f 2 -g 1, the way TensorRT-LLM runs its ranks),
+# float sum, out-of-place time in us; a public write-up stored in the GitHub index (find_string id 33201577724,
+# host "thanos"; NCCL from the nvidia-nccl-cu12 wheel with OpenMPI 5.0.5 and UCX 1.17.0, release not printed:
+# the 2.19.3-2.22.3 tuning.cc ring LL128 / NVLink constants this engine uses are the same in each). From 4 MB
+# to 32 MB the measured call is 1.11-1.26x NCCL's model (8 MB: 130.6 us against 107.1 us), at 1 MB 0.83x
+# (37.9 against 45.6 us): the model is NCCL's choice of protocol, not a time. Used as the call's cost for a
+# TP 8 group of Ampere parts on NVLink (the A100 SXM4), log-interpolated in the message size; other groups
+# keep NCCL's model (no measurement of theirs is cited). Not fitted to any serving row. Held out: TRT9 A100
+# FP16 Llama 2 70B TP 8 batch 512 128/2,048 (test_serving_published.py) +18.9% -> +13.4%; [TRT5] A100 Falcon
+# 180B TP 8 first token at 128 tokens -15.8% -> -13.9% (test_outside_audit_stop43s.py); the A100 TP 8 Llama 2
+# 70B first token (test_outside_audit_stop42a.py, passing) and the Falcon 180B A100 TP 8 rows (NOTES, serve48b).
+A100_TP8_ALLREDUCE_BYTES = tuple(2.0**k for k in range(3, 33))  # 8 B to 4 GiB, the run's -b 8 -e 4G -f 2
+A100_TP8_ALLREDUCE_SECONDS = tuple(
+    float(us) * 1e-6
+    for us in (
+        "20.26 17.90 20.75 22.30 23.91 23.61 24.36 24.43 24.32 25.29 25.84 26.15 30.25 31.82 31.90 27.65 28.11 "
+        "37.89 55.39 81.66 130.6 213.3 377.6 615.7 1181.6 2218.2 4248.8 8244.5 16288 32285"
+    ).split()
+)
 GRADIENT_BUCKET_BYTES = Assumption(
     "gradient_bucket_bytes",
     25 * 2**20,

@@ -354,6 +354,12 @@ def test_trt9_falcon180b_first_token_at_128_tokens(gpu, precision, tp, published
         ("gpt-j-6b", "fp8", L40S, 1, 12),
         ("gpt-j-6b", "fp16", A100, 1, 12),
         ("falcon-180b", "fp8", H100, 8, 27),
+        # Was a strict xfail (TRT5_MISS_REASON, UNEXPLAINED): A100 FP16 Falcon 180B TP 8, published 61 ms, ours
+        # 51.39 (-15.8%). Now 52.54 (-13.9%) because its 160 all-reduces of 128 x 14,848 x 2 B = 3.8 MB cost what
+        # nccl-tests measured on 8 A100-SXM4-80GB, one MPI rank a GPU (about 78 us a call, log-interpolated
+        # between 55.4 us at 2 MB and 81.7 us at 4 MB), where NCCL's model gave about 71
+        # (assumptions.A100_TP8_ALLREDUCE_SECONDS; serve48b)
+        ("falcon-180b", "fp16", A100, 8, 61),
     ],
 )
 def test_trt5_first_token_at_128_tokens(model, precision, gpu, tp, published):
@@ -368,7 +374,8 @@ TRT5_MISS_REASON = (
     " 5.5, 70B TP 4 26 against 19.6; A100 70B TP 4 47 against 45.6), a release-to-release difference that a"
     " per-layer constant fitted on one release cannot carry. The v0.5 figure's own runtime (release/0.5.0) is not"
     " opened; at 027cd518, an early commit of the same runtime, gptSession.cpp's step loop runs the context step"
-    " only at one output token, as the later GptSession does."
+    " only at one output token, as the later GptSession does. serve48b: the A100 Falcon 180B TP 8 row left this"
+    " list (52.54 ms, -13.9%, with its all-reduces at the cost nccl-tests measured on 8 A100s)."
 ) + TTFT47_FIGURE
 
 
@@ -379,7 +386,6 @@ TRT5_MISS_REASON = (
         ("gpt-j-6b", "fp8", H100, 1, 7),
         ("llama-2-70b", "fp8", H100, 4, 26),
         ("llama-2-70b", "fp16", A100, 4, 47),
-        ("falcon-180b", "fp16", A100, 8, 61),
     ],
 )
 def test_trt5_first_token_misses_at_128_tokens(model, precision, gpu, tp, published):
