@@ -185,6 +185,14 @@ class WorkloadLoraSerializer(serializers.Serializer):
         "default) pays a host floor a layer and micro-batch, the step taking the longer of the GPU's work and the "
         "host's kernels; fused (NeMo / Megatron adapters, unsloth) and compiled (torch.compile) do not",
     )
+    adapter_dtype = serializers.ChoiceField(
+        choices=["base", "fp32"],
+        required=False,
+        help_text="The adapters' dtype (peft_eager): base (the default; the base weights' dtype, peft 0.6 to 0.11) "
+        "or fp32 (fp32 adapters on a 16-bit base under torch autocast, e.g. peft 0.5 with HF Trainer --bf16 and no "
+        "DeepSpeed): PEFT's input cast and autocast's 3 casts an adapted linear each forward pass and 4 cast "
+        "gradients backward join the host floor",
+    )
 
 
 class WorkloadParallelismSerializer(serializers.Serializer):

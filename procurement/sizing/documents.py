@@ -52,6 +52,7 @@ KNOB_PATHS = {
     "training_tokens": "training_tokens",
     "lora_rank": "lora.rank",
     "lora_implementation": "lora.implementation",
+    "lora_adapter_dtype": "lora.adapter_dtype",
     "gpus": "parallelism.gpus",
     "zero_stage": "parallelism.zero_stage",
     "tensor_parallel": "parallelism.tensor_parallel",
@@ -84,7 +85,7 @@ _TRAINING_ONLY = {
     "context_parallel",
     "expert_parallel",
 }
-_ADAPTER_ONLY = {"lora_rank", "lora_implementation"}
+_ADAPTER_ONLY = {"lora_rank", "lora_implementation", "lora_adapter_dtype"}
 _INFERENCE_ONLY = {
     "concurrency",
     "context_len",
@@ -114,6 +115,7 @@ _TEXT_KNOBS = {
     "gradient_checkpointing",
     "runtime",
     "lora_implementation",
+    "lora_adapter_dtype",
     "serving_engine",
     "quant_kernel",
     "attn_implementation",
@@ -125,6 +127,7 @@ _TEXT_KNOBS = {
 _UNSTATED_DEFAULTS = {
     "runtime": "optimized",
     "lora_implementation": "peft_eager",
+    "lora_adapter_dtype": "base",
     "serving_engine": "compiled",
     "quant_kernel": "unstated",
     "attn_implementation": "unstated",

@@ -107,6 +107,22 @@ QLORA_DEQUANT_KERNELS = {"nf4": (3.0, 3.0), "int4": (8.0, 0.0), "int8": (1.0, 1.
 # where lora_dropout > 0.0, else nn.Identity), one fused dropout kernel forward and one (the mask's multiply)
 # backward an adapted linear. Counted, not fitted.
 LORA_DROPOUT_KERNELS = 1.0
+# lora.adapter_dtype fp32 (fix48, lora48): fp32 adapters on a 16-bit base under torch autocast. peft v0.5.0
+# (huggingface/peft @4df9c5a2 src/peft/tuners/lora.py: LoraLayer.update_layer ends `self.to(self.weight.device)`,
+# device only, so lora_A / lora_B stay the fp32 nn.Linear they were built as; _replace_module moves them by device
+# only) runs Linear.forward as `x = x.to(self.lora_A[...].weight.dtype)` then lora_B(lora_A(dropout(x))) * scaling
+# (lines 893-917); v0.6.1 (@1c8a5f2c tuners/lora/layer.py) moves them to the base weight's dtype, so the cast is a
+# no-op there (lora.adapter_dtype base, the default). Under autocast (Accelerate v0.21.0 @3c2435b0
+# src/accelerate/accelerator.py prepare_model, lines 1294-1303: model.forward wrapped in
+# torch.autocast(dtype=torch.bfloat16) for --bf16 without DeepSpeed; the recomputed forward re-enters it:
+# torch/utils/checkpoint.py CheckpointFunction.backward, pytorch/pytorch @0008d771) each adapted linear adds, per
+# forward pass: PEFT's x.to(fp32), one kernel issued from Python (at eager_kernel_host_s, as the forward's others);
+# autocast's casts of lora_A's fp32 input and of lora_A's and lora_B's fp32 weights to 16 bits, three kernels issued
+# inside the dispatcher with no Python of their own (at optimizer_op_host_s, as autograd's); and backward the four
+# casts' gradients (ToCopyBackward, at optimizer_op_host_s). Counted, not fitted.
+FP32_ADAPTER_PYTHON_KERNELS = 1.0
+FP32_ADAPTER_AUTOCAST_KERNELS = 3.0
+FP32_ADAPTER_BACKWARD_KERNELS = 4.0
 
 
 # training_stack values whose adapters are not eager PyTorch modules: NeMo / Megatron-Core's fused adapters, MaxText's
@@ -132,9 +148,23 @@ def _per_layer(spec, target) -> float:
     return rows / spec.model.num_layers
 
 
+def _fp32_adapters(spec) -> bool:
+    """fp32 adapters on a 16-bit base (lora.adapter_dtype fp32): autocast casts them each pass."""
+    return spec.lora.adapter_dtype == "fp32" and spec.precision in ("bf16", "fp16")
+
+
+def autocast_kernels_per_layer(spec) -> float:
+    """Forward kernels a layer and micro-batch issued inside the dispatcher, not from Python (autocast's casts of
+    fp32 adapters, FP32_ADAPTER_AUTOCAST_KERNELS an adapted linear); 0 unless lora.adapter_dtype is fp32."""
+    if not _fp32_adapters(spec):
+        return 0.0
+    return FP32_ADAPTER_AUTOCAST_KERNELS * sum(_per_layer(spec, target) for target in spec.lora.targets)
+
+
 def kernels_per_layer(spec) -> tuple[float, float]:
     """(forward kernels, backward kernels) of one decoder layer and micro-batch, the adapters' included; the
-    forward is counted once (full recomputation replays it: host_seconds_per_layer)."""
+    forward is counted once (full recomputation replays it: host_seconds_per_layer). The forward's are the kernels
+    issued from Python; autocast's casts of fp32 adapters are apart (autocast_kernels_per_layer)."""
     model = spec.model
     fused_qkv = "qkv_fused" in spec.lora.targets
     attention = 2.0 if fused_qkv else 4.0
@@ -145,17 +175,20 @@ def kernels_per_layer(spec) -> tuple[float, float]:
         dequant, dequant_back = QLORA_DEQUANT_KERNELS.get(spec.weight_quantization, (1.0, 1.0))
     adapted = sum(_per_layer(spec, target) for target in spec.lora.targets)
     dropout = LORA_DROPOUT_KERNELS if spec.lora.dropout > 0.0 else 0.0
+    cast, cast_back = (
+        (FP32_ADAPTER_PYTHON_KERNELS, FP32_ADAPTER_BACKWARD_KERNELS) if _fp32_adapters(spec) else (0.0, 0.0)
+    )
     forward = (
         FORWARD_NON_GEMM_KERNELS
         + gate
         + frozen * (1.0 + dequant)
-        + adapted * (LORA_FORWARD_KERNELS + dropout)
+        + adapted * (LORA_FORWARD_KERNELS + dropout + cast)
     )
     backward = (
         BACKWARD_NON_GEMM_KERNELS
         + 2.0 * gate
         + frozen * (1.0 + dequant_back)
-        + adapted * (LORA_BACKWARD_KERNELS + dropout)
+        + adapted * (LORA_BACKWARD_KERNELS + dropout + cast_back)
     )
     return forward, backward
 
@@ -166,7 +199,11 @@ def host_seconds_per_layer(spec) -> float:
         return 0.0
     forward, backward = kernels_per_layer(spec)
     passes = 2.0 if spec.gradient_checkpointing == "full" else 1.0
-    return forward * passes * EAGER_KERNEL_HOST_SECONDS.value + backward * OPTIMIZER_OP_HOST_SECONDS.value
+    autocast = autocast_kernels_per_layer(spec)
+    return (
+        forward * passes * EAGER_KERNEL_HOST_SECONDS.value
+        + (autocast * passes + backward) * OPTIMIZER_OP_HOST_SECONDS.value
+    )
 
 
 def host_seconds_per_step(spec) -> float:
@@ -184,7 +221,8 @@ def forward_host_seconds_per_step(spec) -> float:
         return 0.0
     forward, _ = kernels_per_layer(spec)
     layers = spec.model.num_layers * float(spec.gradient_accumulation_steps)
-    return forward * EAGER_KERNEL_HOST_SECONDS.value * layers
+    autocast = autocast_kernels_per_layer(spec) * OPTIMIZER_OP_HOST_SECONDS.value
+    return (forward * EAGER_KERNEL_HOST_SECONDS.value + autocast) * layers
 
 
 def text(spec) -> str:
@@ -197,6 +235,12 @@ def text(spec) -> str:
     notes = ["twice: full recomputation"] if passes == 2 else []
     if spec.lora.dropout > 0.0:
         notes.append(f"lora.dropout {spec.lora.dropout:g}: one dropout kernel each way an adapter")
+    if _fp32_adapters(spec):
+        notes.append(
+            f"lora.adapter_dtype fp32: PEFT's input cast an adapter, autocast's 3 casts an adapter at "
+            f"{OPTIMIZER_OP_HOST_SECONDS.value * 1e6:.0f} us ({autocast_kernels_per_layer(spec):.0f} a layer) and "
+            f"4 cast gradients backward"
+        )
     recompute = f" ({'; '.join(notes)})" if notes else ""
     return (
         f"eager PEFT adapters (lora.implementation peft_eager, the default): {forward:.0f} forward kernels a layer"

@@ -90,3 +90,7 @@ class LoraSpec:
     # lora.dropout (PEFT's lora_dropout): above 0 an nn.Dropout kernel before lora_A, forward and backward, an
     # adapted linear (peft tuners/lora/layer.py); 0, PEFT's default, an nn.Identity.
     dropout: float = 0.0
+    # lora.adapter_dtype (lora_host.py): base, the adapters in the base weights' dtype (peft 0.6 to 0.11); fp32,
+    # fp32 adapters on a 16-bit base under torch autocast (peft 0.5's update_layer moves them by device only),
+    # which adds PEFT's and autocast's casts each way an adapted linear.
+    adapter_dtype: str = "base"

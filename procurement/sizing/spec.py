@@ -127,6 +127,9 @@ FUSED_LORA_TARGETS = ("qkv_fused",)
 # lora.implementation: eager HF PEFT modules (the default; a host floor a layer, lora_host.py), fused adapter
 # kernels (NeMo / Megatron, unsloth) or torch.compile'd adapters.
 LORA_IMPLEMENTATIONS = ("peft_eager", "fused", "compiled")
+# lora.adapter_dtype: the adapters' dtype against the base's (lora_host.py): base (the default) or fp32 (fp32 adapters
+# on a 16-bit base under torch autocast: PEFT's and autocast's casts an adapted linear).
+LORA_ADAPTER_DTYPES = ("base", "fp32")
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
 LORA_TARGET_ALIASES = {
     "output_proj": ("o_proj",),
@@ -821,7 +824,9 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
     if task not in ("lora", "qlora"):
         return None
     if strict:
-        reader.unknown_keys(section, {"rank", "targets", "alpha", "dropout", "implementation"}, "lora.")
+        reader.unknown_keys(
+            section, {"rank", "targets", "alpha", "dropout", "implementation", "adapter_dtype"}, "lora."
+        )
     rank = reader.integer(section, "rank", "lora.rank", 8)
     # PEFT's lora_dropout: nn.Dropout before lora_A above 0, nn.Identity at 0 (its default); lora_host counts it.
     dropout = float(
@@ -834,6 +839,13 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
             f"unknown implementation {implementation!r}; expected one of {', '.join(LORA_IMPLEMENTATIONS)}",
         )
         implementation = "peft_eager"
+    adapter_dtype = str(section.get("adapter_dtype", "base")).strip().lower()
+    if adapter_dtype not in LORA_ADAPTER_DTYPES:
+        reader.error(
+            "lora.adapter_dtype",
+            f"unknown adapter dtype {adapter_dtype!r}; expected one of {', '.join(LORA_ADAPTER_DTYPES)}",
+        )
+        adapter_dtype = "base"
     if image:  # image networks: attention projections or every linear of the transformer blocks
         target = section.get("targets", "attention")
         target = target[0] if isinstance(target, list) and len(target) == 1 else target
@@ -845,13 +857,21 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
                 f"{', '.join(IMAGE_LORA_TARGETS)}",
             )
             text = "attention"
-        return LoraSpec(rank=rank, targets=(text,), implementation=implementation, dropout=dropout)
+        return LoraSpec(
+            rank=rank,
+            targets=(text,),
+            implementation=implementation,
+            dropout=dropout,
+            adapter_dtype=adapter_dtype,
+        )
     raw_targets = section.get("targets", ["q_proj", "v_proj"])
     if isinstance(raw_targets, str):
         raw_targets = [raw_targets]
     if not isinstance(raw_targets, list) or not raw_targets:
         reader.error("lora.targets", "must be a non-empty list of module names or 'all-linear'")
-        return LoraSpec(rank=rank, implementation=implementation, dropout=dropout)
+        return LoraSpec(
+            rank=rank, implementation=implementation, dropout=dropout, adapter_dtype=adapter_dtype
+        )
     targets: list[str] = []
     names = [str(target).strip().lower() for target in raw_targets]
     aliases = LORA_TARGET_ALIASES | (QWEN1_MLP_ALIASES if QWEN1_NAMES.intersection(names) else {})
@@ -867,6 +887,7 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
         targets=tuple(targets) or ("q_proj", "v_proj"),
         implementation=implementation,
         dropout=dropout,
+        adapter_dtype=adapter_dtype,
     )
 
 

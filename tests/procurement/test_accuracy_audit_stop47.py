@@ -132,6 +132,9 @@ def test_the_pretraining_sentence_states_its_held_out_rate():
 #    7B / 13B / 70B LoRA FP8 on 8 H100, 24,824 / 14,629 / 2,621 tokens/s/GPU.
 # Product at this commit: Qwen 2,468.6 (+20.5%), 4,937.1 (+20.5%), 9,874.3 (+32.6%), 13,089.5 (+35.8%), 12,384.1
 # (+24.7%), 10,732.2 (+11.4%); NeMo within 15% each. So 4 of 9 within 15% here, 24 of 39 over the whole outside sweep.
+# lora48: the run's fp32 adapters under autocast counted (lora.adapter_dtype fp32, lora_host): Qwen 2,141.5 (+4.6%),
+# 4,282.9 (+4.6%), 8,565.9 (+15.0%, 0.02% past), 12,587.4 (+30.6%), 12,384.1 (+24.7%), 10,732.2 (+11.4%): 6 of 9,
+# median 11.4% (was 4 of 9, 20.5%).
 @pytest.mark.django_db
 def test_the_outside_lora_speed_cases_the_class_leaves_out(bundled_catalog):
     from tests.procurement.outside.test_outside_audit_stop43l import (
@@ -162,8 +165,8 @@ def test_the_outside_lora_speed_cases_the_class_leaves_out(bundled_catalog):
         errors.append(tokens_per_second(spec, "h100-sxm5-80gb", 8) / 8 / per_gpu - 1)
     summary = class_summary(errors, 0.15)
     assert summary["cases"] == 9
-    assert summary["within_target"] == 4
-    assert summary["median_abs_error"] == pytest.approx(0.205, abs=0.01)
+    assert summary["within_target"] == 6
+    assert summary["median_abs_error"] == pytest.approx(0.114, abs=0.01)
     # The class table knows two LoRA speed runs (peft L40S +33.7%, torchtune RTX 4090 -59.4%), both outside 15%.
     # fix47b: the validation table's own count is the class's `validation` (its headline adds the outside ledger).
     stated = accuracy_classes()["lora/throughput"]["validation"]

@@ -46,7 +46,10 @@ def step_seconds(spec: dict) -> float:
 
 
 def qlora(model: str, seq: int) -> dict:
-    return qwen_lora_spec(MODELS[model], seq, 1) | {"task": "qlora", "weight_quantization": "int4"}
+    return qwen_lora_spec(MODELS[model], seq, 1, qlora=True) | {
+        "task": "qlora",
+        "weight_quantization": "int4",
+    }
 
 
 # --- 1. Qwen-7B / Qwen-14B GPTQ Q-LoRA on one A100 80GB, the October 2023 measurement [QWEN-OCT23] -----------------

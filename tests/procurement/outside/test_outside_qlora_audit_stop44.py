@@ -71,7 +71,10 @@ def test_qwen_14b_gptq_qlora_on_one_a100_at_the_readmes_speed(seq, bundled_catal
     # (the GPTQ unpacking at optimum's measured 0.378, 4.32 s a step): 2k 1,222.8 (-11.9%), 8k 1,455.7 (-14.9%: at
     # the edge, the 14B LoRA 8k row's own -11.7% width gap plus a README Q-LoRA minus LoRA that falls to 2.3 s at 8k
     # against 3.8 s at 1k, which the flat per-pass unpacking does not model), 4k 1,411.9 (-13.4%, not asserted).
-    spec = qwen_lora_spec(MODELS["14b"], seq, 1) | {"task": "qlora", "weight_quantization": "int4"}
+    spec = qwen_lora_spec(MODELS["14b"], seq, 1, qlora=True) | {
+        "task": "qlora",
+        "weight_quantization": "int4",
+    }
     published = published_tokens_per_second(seq, QWEN_14B_QLORA_STEPS[seq])
     assert tokens_per_second(spec) == pytest.approx(published, rel=0.15)
 
@@ -211,7 +214,7 @@ def test_gptq_int4_without_recomputation_holds_the_unpacked_weights(bundled_cata
     # (qlora_dequant.saved_copy_bytes: every block's without full recomputation, the largest block's under it,
     # 0.38 GiB on this 7B at 2k: 11.35 GiB against 10.95 before).
     def total_gib(quantization: str) -> float:
-        spec = qwen_lora_spec(MODELS["7b"], 2048, 1) | {
+        spec = qwen_lora_spec(MODELS["7b"], 2048, 1, qlora=True) | {
             "task": "qlora",
             "weight_quantization": quantization,
             "gradient_checkpointing": "none",

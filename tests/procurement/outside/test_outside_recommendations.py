@@ -261,11 +261,19 @@ QWEN_SHAPES = {
 }
 
 
-def qwen_lora_spec(model: dict, seq: int, gpus: int) -> dict:
+def qwen_lora_spec(model: dict, seq: int, gpus: int, *, qlora: bool = False) -> dict:
     """The Qwen README's LoRA run (QwenLM/Qwen finetune section): bf16, micro-batch 1, 8 accumulation steps, rank
     64, full checkpointing; ZeRO-3 on more than one GPU. lw44: stated as it ran (aud44 flag 6), a Qwen-1 QWenBlock
     (model.eager_layer qwen1) with finetune.py's LoraArguments (QwenLM/Qwen @00dceebb: lora_target_modules c_attn,
-    c_proj, w1, w2 -> qkv_fused, o, down, up, gate; lora_dropout 0.05), not an all-linear Llama layer."""
+    c_proj, w1, w2 -> qkv_fused, o, down, up, gate; lora_dropout 0.05), not an all-linear Llama layer.
+    lora48: on one GPU the LoRA run is finetune/finetune_lora_single_gpu.sh (QwenLM/Qwen @e8e15962: --bf16 True,
+    no --deepspeed), so torch autocast runs the step (the README: "For single-GPU training, we have to use DeepSpeed
+    for mixed-precision training due to our observation of errors caused by torch amp", said of Q-LoRA) over peft
+    0.5's fp32 adapters (the README's PyTorch 2.0 pairs with "peft>=0.5.0,<0.6.0"; the 7B / 14B rows, e6f2a7a of
+    2023-10-11, predate peft 0.6.0 of 2023-11-02): lora.adapter_dtype fp32 (lora_host). Not stated for the ZeRO-3
+    runs (finetune_lora_ds.sh, DeepSpeed's own bf16) nor for Q-LoRA (qlora=True: finetune_qlora_single_gpu.sh runs
+    --fp16 under DeepSpeed ZeRO-2, not autocast)."""
+    adapters = {"adapter_dtype": "fp32"} if gpus == 1 and not qlora else {}
     return {
         "task": "lora",
         "model": model | {"eager_layer": "qwen1"},
@@ -273,7 +281,7 @@ def qwen_lora_spec(model: dict, seq: int, gpus: int) -> dict:
         "seq_len": seq,
         "micro_batch_size": 1,
         "gradient_checkpointing": "full",
-        "lora": {"rank": 64, "targets": ["c_attn", "c_proj", "w1", "w2"], "dropout": 0.05},
+        "lora": {"rank": 64, "targets": ["c_attn", "c_proj", "w1", "w2"], "dropout": 0.05} | adapters,
         "parallelism": {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0},
         "gradient_accumulation_steps": 8,
         "training_tokens": 1e7,

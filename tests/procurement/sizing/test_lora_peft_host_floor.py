@@ -111,6 +111,36 @@ def test_a_stated_lora_dropout_is_one_kernel_more_each_way_an_adapter():
         _spec(lora={"rank": 64, "dropout": 1.5})
 
 
+def test_fp32_adapters_under_autocast_add_their_casts_to_the_floor():
+    # lora48: peft v0.5.0 keeps lora_A / lora_B in fp32 on a 16-bit base (update_layer moves them by device only) and
+    # Linear.forward casts x to their dtype; under torch autocast each adapted linear then runs, a forward pass,
+    # PEFT's x.to(fp32) (from Python, 31 us) and autocast's casts of lora_A's input and both weights (3, issued in
+    # C++, 7 us), and backward the four casts' gradients (7 us). All-linear, 7 adapters: forward 66 + 7 = 73 Python
+    # kernels twice at 31 us, 21 autocast kernels twice and 86 + 28 = 114 backward at 7 us:
+    # 73 x 2 x 31 + (42 + 114) x 7 = 5.618 ms a layer (4.694 at base).
+    fp32 = _spec(lora={"rank": 64, "targets": "all-linear", "adapter_dtype": "fp32"})
+    assert fp32.lora.adapter_dtype == "fp32" and _spec().lora.adapter_dtype == "base"
+    assert lora_host.kernels_per_layer(fp32) == (73.0, 114.0)
+    assert lora_host.autocast_kernels_per_layer(fp32) == 21.0
+    assert lora_host.host_seconds_per_layer(fp32) == pytest.approx(5.618e-3, abs=1e-6)
+    assert lora_host.forward_host_seconds_per_step(fp32) == pytest.approx(
+        (73 * 31e-6 + 21 * 7e-6) * 32 * 8, rel=1e-9
+    )
+    # an fp32 base has nothing to cast; fused adapters pay no floor at all
+    assert lora_host.kernels_per_layer(
+        _spec(precision="fp32", lora={"rank": 64, "targets": "all-linear", "adapter_dtype": "fp32"})
+    ) == (66.0, 86.0)
+    assert "adapter_dtype fp32" in lora_host.text(fp32)
+    with pytest.raises(WorkloadSpecError, match="lora.adapter_dtype"):
+        _spec(lora={"rank": 64, "adapter_dtype": "fp16"})
+    form = {"task": "lora", "preset": "llama-3.1-8b", "lora_rank": "16", "lora_adapter_dtype": "base"}
+    assert spec_from_knobs(form)["lora"] == {"rank": 16}
+    assert spec_from_knobs(form | {"lora_adapter_dtype": "fp32"})["lora"] == {
+        "rank": 16,
+        "adapter_dtype": "fp32",
+    }
+
+
 def test_qwen1_names_state_its_five_linears():
     # QwenLM/Qwen @00dceebb finetune.py LoraArguments: c_attn, c_proj, w1, w2 (PEFT's suffix match: c_proj is
     # attn.c_proj and mlp.c_proj). Qwen-1's QWenBlock: c_attn fused q/k/v, attn.c_proj o, w1 / w2 the two d -> ffn/2
