@@ -192,7 +192,11 @@ DEIM_REASON = (
     " second, independent user-side source (a maintainer of a derived repository, a different card) for"
     " det47's note that the YOLO-fitted rate is several times too fast for this family. Not sized: which of"
     " the deformable-attention sampling and its atomic-add backward, the denoising groups, the CPU Hungarian"
-    " matcher or the loader is the 3.5x."
+    " matcher or the loader is the 3.5x. detr48 (RT-DETR's own code counted, same as the #7 case): deformable"
+    " attention and denoising queries are ~1-2% of the work; the loss (13 sets, 7 CPU Hungarian matches, ~3,680"
+    " kernels at batch 8, ~90 syncs) and ModelEMA's per-tensor loop (~2,080 ops) priced serially give 0.449 h"
+    " (all at optimizer_op_host_s, 7 us), 0.817 h (loss at eager_kernel_host_s, 31 us; inside) or 1.022 h (all"
+    " at 31 us): the per-op constant decides and D-FINE / DEIM's own criterion is not counted, so not landed."
 )
 
 

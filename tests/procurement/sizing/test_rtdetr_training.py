@@ -89,7 +89,13 @@ RTDETR_3090_REASON = (
     "forward and an atomic-add backward), 200 denoising queries and the Hungarian matcher on the CPU each step, "
     "none priced; the user's host and loader are unstated. Other users' reports point the same way, too loosely "
     "for a case: issue #410 (fym202: 2 x 2080 Ti, R50 on COCO 'close to a week'; Yikkkkk: one 4090, 28 epochs in "
-    "about four days, product 20.96 h for 72)."
+    "about four days, product 20.96 h for 72). detr48 counted the step from the code (rtdetr_pytorch @a4a0c6a3 "
+    "rtdetr_criterion.py, matcher.py, box_ops.py, denoising.py, det_engine.py; optim/ema.py @3330eca6): 13 loss "
+    "sets (the last layer, 6 aux incl. the encoder's top-k, 6 denoising), 7 Hungarian matches, ~3,360 loss kernels "
+    "and ~90 syncs a step, plus ModelEMA's per-tensor loop (~2,080 ops); the deformable attention (3 grid_samples "
+    "a layer) and the <= 200 denoising queries are ~1-2% of the work. Priced serially: 17.8 h with every op at "
+    "optimizer_op_host_s (7 us), 29.9 h with the loss at eager_kernel_host_s (31 us) and the EMA at 7 us, 37.3 h "
+    "(inside) with all at 31 us: the per-op constant decides, so it is not landed (NOTES, stop 48)."
 )
 
 
