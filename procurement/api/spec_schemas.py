@@ -304,16 +304,23 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "is its GPU work) or hf_eager (transformers generate in eager PyTorch, AutoGPTQ / AWQ kernels: a step "
         "takes the longer of its GPU work and the host's kernels at eager_kernel_host_s) or vllm_v0 (vLLM's V0 engine "
         "loop, 0.6.x with CUDA graphs: its GPU work plus the loop's serial host time a step, vllm_v0_step_host_s "
-        "1.84 ms, fitted on one batch-1 A100 row)",
+        "1.84 ms, fitted on one batch-1 A100 host's row: 0.6.x processes outputs asynchronously by default, so "
+        "1.84 ms is what stays serial on that host, not the V0 loop's value (a desktop RTX 4090 with vLLM "
+        "0.5.0.post1 pays <= 1.49 ms a step all-in); a multi-step run, --num-scheduler-steps, is sized by neither "
+        "value)",
     )
     quant_kernel = _choice(
         QUANT_KERNELS,
-        "inference.engine hf_eager with weight_quantization int4: the library that runs the quantized linears. "
-        "unstated (default: a quantized linear costs the host what a BF16 one does) or exllama (AutoGPTQ / "
+        "weight_quantization int4: the library that runs the quantized linears. "
+        "unstated (default: a quantized linear costs the host what a BF16 one does; compiled engines read int4 at "
+        "int4_decode_bandwidth_efficiency) or exllama (inference.engine hf_eager: AutoGPTQ / "
         "transformers' GPTQ exllama kernel: the host floor at 0.912 of the fp16 loop's, measured by "
         "huggingface/optimum's GPTQ benchmark on Llama-2-13B, A100-SXM4-80GB, AutoGPTQ 0.4.2 / PyTorch 2.0.1 / "
         "transformers 4.32; on the GPU its GEMV runs each stream's row again, 1.2 ps a quantized weight a row, and "
-        "from 8 streams it reconstructs fp16 weights for cuBLAS)",
+        "from 8 streams it reconstructs fp16 weights for cuBLAS) or marlin (inference.engine compiled or vllm_v0: "
+        "GPTQ weights on the Marlin FP16xINT4 kernel, vLLM's gptq_marlin; the 4-bit weights read at the 16-bit "
+        "rate, marlin_int4_decode_bandwidth_efficiency 1.0, from the Marlin README's 3.87x over FP16 at batch "
+        "1-32)",
     )
     attn_implementation = _choice(
         ATTN_IMPLEMENTATIONS,

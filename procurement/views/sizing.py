@@ -129,11 +129,12 @@ KNOB_LABELS = {
     "serving_engine": (
         "Serving stack",
         "inference: compiled (vLLM, TensorRT-LLM, SGLang) / hf_eager (transformers generate: a host floor a token) / "
-        "vllm_v0 (vLLM 0.6.x's V0 loop: + 1.84 ms of host time a step)",
+        "vllm_v0 (vLLM 0.6.x's V0 loop: + 1.84 ms a step, what stayed serial on one A100 host; not multi-step runs)",
     ),
     "quant_kernel": (
         "Quantized-linear kernel",
-        "hf_eager with int4 weights: unstated / exllama (GPTQ exllama: host floor 0.912 of fp16, GPU time a stream's row)",
+        "int4 weights: unstated / exllama (hf_eager, GPTQ exllama: host floor 0.912 of fp16, GPU time a stream's row) / "
+        "marlin (compiled or vllm_v0, vLLM's gptq_marlin: 4-bit weights read at the 16-bit rate)",
     ),
     "attn_implementation": (
         "Attention implementation",

@@ -36,6 +36,14 @@ Sources (opened for this audit):
   [SHAREGPT] vllm-project/vllm pull request #8050 (issues corpus): "Llama3 8B on H100 with ShareGPT dataset", 500
            requests, "Total input tokens: 100895", "Total generated tokens: 100377": 202 / 201 tokens a request, the
            lengths stated for [SGL060]'s ShareGPT rows (its own lengths are not printed).
+  [MARLIN] IST-DASLab/marlin @2f6d7c10e124b3c5fa29ff8d77d568bd7af3274c README.md "Benchmarks" (fix48v): at group size
+           128 "Marlin delivers essentially ideal speedups at all batchsizes, enabling the maximum possible 3.87x speedup
+           up to batchsizes around 16-32" over FP16 weights: its 4-bit bytes stream at the 16-bit rate. vLLM converts
+           a GPTQ checkpoint to it (vllm-project/vllm @00161ce01fe64fdae0ec8ff1ae198c7b9befbdad
+           vllm/model_executor/layers/quantization/gptq_marlin.py override_quantization_method /
+           is_gptq_marlin_compatible: quant_method gptq, 4 / 8 bits symmetric, a group size Marlin supports); [ZL03]
+           says its vLLM GPTQ runs used Marlin. Stated here as inference.quant_kernel marlin
+           (marlin_int4_decode_bandwidth_efficiency 1.0).
 Tolerance: the issue's 15% on LLM speed.
 """
 
@@ -72,9 +80,18 @@ OURS_MS = {
     "14b": (19.574, 21.414),
     "32b": (41.547, 43.387),
 }
+# fix48v: the same, stated as run, inference.quant_kernel marlin ([MARLIN]); (compiled, vllm_v0) ms a token
+OURS_MARLIN_MS = {
+    "0.5b": (0.895, 2.735),
+    "1.8b": (1.943, 3.783),
+    "4b": (3.796, 5.636),
+    "7b": (7.030, 8.870),
+    "14b": (12.310, 14.150),
+    "32b": (25.709, 27.549),
+}
 
 
-def _qwen15_step_ms(size: str, engine: str) -> float:
+def _qwen15_step_ms(size: str, engine: str, quant_kernel: str = "unstated") -> float:
     layers, hidden, heads, kv_heads, inter, vocab = QWEN15[size]
     spec = {
         "name": f"aud48v-qwen1.5-{size}-gptq-int4-{engine}",
@@ -94,7 +111,13 @@ def _qwen15_step_ms(size: str, engine: str) -> float:
             "attention_qkv_bias": True,
         },
         # [ZLRUN]: one request, the chat prompt (~24 tokens) + 1,000 generated, max_model_len 1,024
-        "inference": {"concurrency": 1, "context_len": 1024, "output_tokens": 1000, "engine": engine},
+        "inference": {
+            "concurrency": 1,
+            "context_len": 1024,
+            "output_tokens": 1000,
+            "engine": engine,
+            "quant_kernel": quant_kernel,
+        },
     }
     report = size_spec_document(copy.deepcopy(spec), [RTX4090], calibrate=False)
     assert report["candidates"][0]["verdict"] in {"fits", "tight", "oversized"}
@@ -120,8 +143,19 @@ def _zl03_line() -> tuple[float, float]:
 def _zl03_reason(size: str) -> str:
     published = ZL03_MS[size]
     compiled, v0 = OURS_MS[size]
+    marlin_compiled, marlin_v0 = OURS_MARLIN_MS[size]
     return (
-        f"UNEXPLAINED: [ZL03] vLLM 0.5.0.post1 (V0 LLMEngine.step, [V050]) Qwen1.5-{size.upper()}-Chat-GPTQ-Int4 "
+        f"UNEXPLAINED (fix48v, stated as run with inference.quant_kernel marlin, [MARLIN]): published {published} ms "
+        f"a token; ours vllm_v0 + marlin {marlin_v0:.2f} ms ({published / marlin_v0 - 1:+.1%} in tokens/s; compiled + "
+        f"marlin {marlin_compiled:.2f} ms, {published / marlin_compiled - 1:+.1%}). The int4 kernel's rate is now "
+        "the Marlin README's (the 4-bit bytes at the 16-bit rate); what is left is one-signed, both terms slow: "
+        "the host constant (1.84 ms against the rows' <= 1.49 ms intercept) and the card's read fraction (the rows' "
+        "slope, 886 GB/s = 0.88 of the 4090's 1,008, against the product's achieved_bandwidth_fraction 0.70). Scaling "
+        "our GPU part by 0.70 / 0.88 and charging 1.49 ms reproduces every row within 6% (32B 21.94 against 21.97 ms), but both "
+        "numbers are fitted on these six rows: no source for a 4090 read fraction of 0.88 or a 4090-host V0 time was "
+        "opened. Lead: a per-card measured decode read fraction (a published 4090 bandwidth test) and a per-host "
+        "vllm_v0 value. Before fix48v (aud48v's reading, int4 at int4_decode_bandwidth_efficiency): "
+        f"[ZL03] vLLM 0.5.0.post1 (V0 LLMEngine.step, [V050]) Qwen1.5-{size.upper()}-Chat-GPTQ-Int4 "
         f"(Marlin), 1 x RTX 4090, batch 1, 1,000 generated: published {published} ms a token "
         f"({1e3 / published:.1f} tokens/s); ours with engine vllm_v0 {v0:.2f} ms ({published / v0 - 1:+.1%} in "
         f"tokens/s), with compiled {compiled:.2f} ms ({published / compiled - 1:+.1%}). The six published steps lie on "
@@ -142,7 +176,7 @@ def _zl03_reason(size: str) -> str:
         pytest.param(
             size,
             marks=pytest.mark.xfail(strict=True, reason=_zl03_reason(size))
-            if abs(ZL03_MS[size] / OURS_MS[size][1] - 1) > SPEED
+            if abs(ZL03_MS[size] / OURS_MARLIN_MS[size][1] - 1) > SPEED
             else (),
             id=size,
         )
@@ -152,8 +186,15 @@ def _zl03_reason(size: str) -> str:
 def test_zerollama_vllm_050_gptq_int4_rtx4090_batch1_within_15_percent(bundled_catalog, size):
     """[ZL03] / [ZLRUN]: vLLM 0.5.0.post1's V0 loop (LLMEngine.step timed in process), Qwen1.5-*-Chat-GPTQ-Int4 on
     one RTX 4090, one request, 1,000 generated: "vllm 0.5B 2.08 | 1.8B 2.90 | 4B 4.81 | 7B 6.92 | 14B 11.31 | 32B 21.97"
-    ms a token (concurrency 1). Stated as run: weight_quantization int4, engine vllm_v0 (the V0 loop the docs name)."""
-    ours_ms = _qwen15_step_ms(size, "vllm_v0")
+    ms a token (concurrency 1). Stated as run: weight_quantization int4, engine vllm_v0 (the V0 loop the docs name),
+    quant_kernel marlin (fix48v: [ZL03] "vllm GPTQ 使用了 Marlin kernel"; vLLM's gptq_marlin, [MARLIN]).
+    4b: Was a strict xfail: ours 7.80 ms (-38.4% in tokens/s) with the int4 weights read at
+    int4_decode_bandwidth_efficiency 0.617 (gpt-fast's group-32 int4 kernel). Now 5.64 ms (-14.7%) because the
+    stated Marlin kernel reads the 4-bit bytes at the 16-bit rate (IST-DASLab/marlin @2f6d7c10 README.md: the
+    "maximum possible 3.87x speedup" over FP16 up to batch 16-32). It lands inside with two one-signed slow terms
+    left (the 1.84 ms host constant, the 0.70 read fraction; the other five sizes' strict xfails), not by
+    compensation."""
+    ours_ms = _qwen15_step_ms(size, "vllm_v0", "marlin")
     assert 1e3 / ours_ms == pytest.approx(1e3 / ZL03_MS[size], rel=SPEED)
 
 
@@ -176,6 +217,9 @@ def test_the_quoted_4090_figures(bundled_catalog):
         assert _qwen15_step_ms(size, "compiled") == pytest.approx(compiled, rel=0.005)
         assert _qwen15_step_ms(size, "vllm_v0") == pytest.approx(v0, rel=0.005)
         assert v0 - compiled == pytest.approx(1.84, abs=0.001)
+    for size, (compiled, v0) in OURS_MARLIN_MS.items():
+        assert _qwen15_step_ms(size, "compiled", "marlin") == pytest.approx(compiled, rel=0.005)
+        assert _qwen15_step_ms(size, "vllm_v0", "marlin") == pytest.approx(v0, rel=0.005)
 
 
 # --- [SGL060]: vLLM 0.6.0 with multi-step scheduling (--num-scheduler-steps 10), which the docs say vllm_v0 does not
