@@ -311,16 +311,12 @@ class WorkloadInferenceSerializer(serializers.Serializer):
     )
     quant_kernel = _choice(
         QUANT_KERNELS,
-        "weight_quantization int4: the library that runs the quantized linears. "
-        "unstated (default: a quantized linear costs the host what a BF16 one does; compiled engines read int4 at "
-        "int4_decode_bandwidth_efficiency) or exllama (inference.engine hf_eager: AutoGPTQ / "
+        "inference.engine hf_eager with weight_quantization int4: the library that runs the quantized linears. "
+        "unstated (default: a quantized linear costs the host what a BF16 one does) or exllama (AutoGPTQ / "
         "transformers' GPTQ exllama kernel: the host floor at 0.912 of the fp16 loop's, measured by "
         "huggingface/optimum's GPTQ benchmark on Llama-2-13B, A100-SXM4-80GB, AutoGPTQ 0.4.2 / PyTorch 2.0.1 / "
         "transformers 4.32; on the GPU its GEMV runs each stream's row again, 1.2 ps a quantized weight a row, and "
-        "from 8 streams it reconstructs fp16 weights for cuBLAS) or marlin (inference.engine compiled or vllm_v0: "
-        "GPTQ weights on the Marlin FP16xINT4 kernel, vLLM's gptq_marlin; the 4-bit weights read at the 16-bit "
-        "rate, marlin_int4_decode_bandwidth_efficiency 1.0, from the Marlin README's 3.87x over FP16 at batch "
-        "1-32)",
+        "from 8 streams it reconstructs fp16 weights for cuBLAS)",
     )
     attn_implementation = _choice(
         ATTN_IMPLEMENTATIONS,

@@ -401,28 +401,6 @@ INT4_DECODE_EFFICIENCY = Assumption(
     "gpt-fast README: Llama-2-7B int4 (group 32) reaches 862.69 GB/s against 1397.31 GB/s in bf16; "
     "used for NF4 too (bitsandbytes' NF4 kernels are no faster), an assumption.",
 )
-# inference.quant_kernel marlin (fix48v): GPTQ 4-bit weights through the Marlin FP16xINT4 kernel, which vLLM picks
-# for a GPTQ checkpoint it can convert (vllm-project/vllm @00161ce01fe64fdae0ec8ff1ae198c7b9befbdad
-# vllm/model_executor/layers/quantization/gptq_marlin.py: override_quantization_method returns gptq_marlin when
-# is_gptq_marlin_compatible: quant_method gptq, 4 or 8 bits symmetric, a group size check_marlin_supported allows, on
-# CUDA). Its rate: IST-DASLab/marlin @2f6d7c10e124b3c5fa29ff8d77d568bd7af3274c README.md, "Benchmarks": at group size
-# 128 "Marlin delivers essentially ideal speedups at all batchsizes, enabling the maximum possible 3.87x speedup up to
-# batchsizes around 16-32" over FP16 weights (16 / 4.125 bits = 3.88: the 0.125 bits of group scales counted). A
-# 3.87x speedup on 3.88x fewer bytes is the stored 4-bit bytes read at the 16-bit read rate: 1.0 of it. Not fitted:
-# the README's statement. Held out: noooop/zerollama tutorial/advance/0x03 (vLLM 0.5.0.post1, "vllm GPTQ 使用了
-# Marlin kernel", Qwen1.5-*-Chat-GPTQ-Int4 on one RTX 4090, batch 1): with engine vllm_v0 0.5B -24.0%, 1.8B -23.3%,
-# 4B -14.7%, 7B -22.0%, 14B -20.1%, 32B -20.3% in tokens/s (were -35..-49% at 0.617); what is left is the 4090 host
-# (1.84 ms against <= 1.49 ms a step) and the card's read fraction (the rows' slope: 0.88 of 1,008 GB/s against the
-# product's 0.70), test_outside_vllm_v0_host_audit_stop48.py. A stated value only: the product does not know
-# whether a checkpoint converts, so compiled / vllm_v0 int4 keeps int4_decode_bandwidth_efficiency unless stated.
-MARLIN_INT4_DECODE_EFFICIENCY = Assumption(
-    "marlin_int4_decode_bandwidth_efficiency",
-    1.0,
-    "fraction of the 16-bit achieved bandwidth",
-    "IST-DASLab/marlin README (@2f6d7c10, Benchmarks): the FP16xINT4 Marlin kernel reaches the 'maximum possible "
-    "3.87x speedup' over FP16 at group size 128 up to batch 16-32, i.e. its 4-bit bytes stream at the 16-bit rate; "
-    "vLLM runs convertible GPTQ checkpoints through it (gptq_marlin). Applied with inference.quant_kernel marlin.",
-)
 # QLoRA on GPTQ int4 (lora46): AutoGPTQ's eager unpacking (qlinear_cuda_old QuantLinear.forward at 128 rows or more:
 # bitwise_right_shift of the expanded packed int32, .to(int8), bitwise_and, weight - zeros, scales * (...): 16.5 bytes
 # a weight, qlora_dequant.py) does not run at the 0.70 that streaming reads reach (its inputs are broadcast, expand /
@@ -2002,7 +1980,6 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     ACHIEVED_BANDWIDTH,
     INT8_DECODE_EFFICIENCY,
     INT4_DECODE_EFFICIENCY,
-    MARLIN_INT4_DECODE_EFFICIENCY,
     GPTQ_EAGER_UNPACK_BANDWIDTH,
     BNB_NF4_UNPACK_BANDWIDTH,
     PREFILL_EFFICIENCY_AMPERE,

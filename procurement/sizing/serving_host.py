@@ -393,8 +393,7 @@ def _version_text(spec) -> str:
 
 def _quant_kernel_text(spec) -> str:
     kernel = getattr(spec.inference, "quant_kernel", "unstated")
-    # marlin prices the GPU's read (throughput.decode_efficiency), not an eager host floor
-    if kernel in ("unstated", "marlin"):
+    if kernel == "unstated":
         return ""
     ratio = QUANT_KERNEL_STEP_RATIO[kernel]
     stack = (

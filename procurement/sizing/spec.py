@@ -81,9 +81,8 @@ FP8_RECIPES = ("transformer_engine", "torchao")
 SERVING_ENGINES = ("compiled", "hf_eager", "vllm_v0")
 # inference.quant_kernel: the kernel library an hf_eager loop runs quantized linears on (serving_host.py):
 # unstated (a quantized linear costs the host what a BF16 one does) or exllama (AutoGPTQ / transformers' GPTQ
-# exllama 4-bit kernel, at its measured single-stream step ratio to fp16); marlin (fix48v): a compiled / vllm_v0 engine's
-# GPTQ 4-bit linears on the Marlin kernel (vLLM's gptq_marlin), its weights read at the 16-bit rate
-QUANT_KERNELS = ("unstated", "exllama", "marlin")
+# exllama 4-bit kernel, at its measured single-stream step ratio to fp16)
+QUANT_KERNELS = ("unstated", "exllama")
 # model.eager_layer: the decoder layer whose kernels an hf_eager loop issues (serving_host.EAGER_LAYER_KERNELS)
 # (unstated: the preset's architecture, presets.PRESET_EAGER_LAYERS, else llama). Qwen-1 has three counts (fix47h):
 # qwen1 (flash-attn with its optional fused rms_norm, 23), qwen1_unfused_norm (flash-attn 2 without csrc/layer_norm,
@@ -1229,17 +1228,6 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             "exllama runs 4-bit GPTQ weights in an eager transformers loop: it needs task inference, "
             f"weight_quantization int4 and inference.engine hf_eager (got {spec.task}, "
             f"{spec.weight_quantization}, {spec.inference.engine})",
-        )
-    if spec.inference.quant_kernel == "marlin" and (
-        spec.task != "inference"
-        or spec.weight_quantization != "int4"
-        or spec.inference.engine not in ("compiled", "vllm_v0")
-    ):
-        reader.error(
-            "inference.quant_kernel",
-            "marlin runs 4-bit GPTQ weights in a compiled serving loop (vLLM's gptq_marlin): it needs task "
-            "inference, weight_quantization int4 and inference.engine compiled or vllm_v0 (got "
-            f"{spec.task}, {spec.weight_quantization}, {spec.inference.engine})",
         )
     # Fields that only an eager transformers decode loop reads: stated elsewhere they would silently do nothing.
     eager_loop = spec.task == "inference" and spec.inference.engine == "hf_eager"

@@ -49,7 +49,6 @@ from procurement.sizing.assumptions import (
     GRADIENT_SYNC_LAST_MICRO_BATCH,
     INT4_DECODE_EFFICIENCY,
     INT8_DECODE_EFFICIENCY,
-    MARLIN_INT4_DECODE_EFFICIENCY,
     NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
     PCIE_HOP_LATENCY,
@@ -898,15 +897,6 @@ DECODE_EFFICIENCY = {
 }
 
 
-def decode_efficiency(spec: WorkloadSpec) -> float:
-    """The quantized weights' read rate as a fraction of the 16-bit one: the stated Marlin kernel's
-    (inference.quant_kernel marlin: MARLIN_INT4_DECODE_EFFICIENCY, the Marlin README's ideal 3.87x), else the
-    weight format's (gpt-fast's int8 / int4 kernels); 1 for 16-bit weights."""
-    if getattr(spec.inference, "quant_kernel", "unstated") == "marlin" and spec.weight_quantization == "int4":
-        return MARLIN_INT4_DECODE_EFFICIENCY.value
-    return DECODE_EFFICIENCY.get(spec.weight_quantization, 1.0)
-
-
 def routed_experts_touched(model, tokens: float) -> float:
     """The expected share of an MoE layer's routed experts that ``tokens`` tokens of one forward route to,
     under uniform routing (moe_routed_expert_reads): each token picks k of the E experts, so an expert is
@@ -940,7 +930,7 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
         per_weight = state.weight_bytes / model.params if expert_bytes is None else expert_bytes
         weight_read -= expert_params * (1.0 - touched) * per_weight
     # Quantized weights cost more time per byte (dequantization): count them as bandwidth-equivalent bytes.
-    weight_read /= decode_efficiency(spec)
+    weight_read /= DECODE_EFFICIENCY.get(spec.weight_quantization, 1.0)
     inference = spec.inference
     average_context = inference.prompt_tokens + inference.output_tokens / 2.0
     kv_read = counts.kv_elems_per_token(model) * DTYPE_BYTES[inference.kv_cache_dtype]

@@ -133,8 +133,7 @@ KNOB_LABELS = {
     ),
     "quant_kernel": (
         "Quantized-linear kernel",
-        "int4 weights: unstated / exllama (hf_eager, GPTQ exllama: host floor 0.912 of fp16, GPU time a stream's row) / "
-        "marlin (compiled or vllm_v0, vLLM's gptq_marlin: 4-bit weights read at the 16-bit rate)",
+        "hf_eager with int4 weights: unstated / exllama (GPTQ exllama: host floor 0.912 of fp16, GPU time a stream's row)",
     ),
     "attn_implementation": (
         "Attention implementation",

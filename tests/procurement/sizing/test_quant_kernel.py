@@ -16,15 +16,9 @@ import numpy as np
 import pytest
 
 from procurement.sizing import WorkloadSpecError, parse_workload_spec, serving_host
-from procurement.sizing.assumptions import (
-    ACHIEVED_BANDWIDTH,
-    EAGER_KERNEL_HOST_SECONDS,
-    HF_GENERATE_KERNEL_HOST_SECONDS,
-    INT4_DECODE_EFFICIENCY,
-    MARLIN_INT4_DECODE_EFFICIENCY,
-)
+from procurement.sizing.assumptions import EAGER_KERNEL_HOST_SECONDS, HF_GENERATE_KERNEL_HOST_SECONDS
 from procurement.sizing.documents import spec_from_knobs
-from procurement.sizing.throughput import decode_read_bytes, inference_throughput
+from procurement.sizing.throughput import inference_throughput
 
 # host47b: the default harness (inference.generate_harness transformers), 16.99 us a kernel (was 31 us for every loop)
 HOST = HF_GENERATE_KERNEL_HOST_SECONDS.value
@@ -157,7 +151,7 @@ def test_exllama_needs_4_bit_weights_in_an_eager_loop(quantization, engine):
 
 def test_an_unknown_kernel_is_refused_by_path():
     with pytest.raises(WorkloadSpecError, match="inference.quant_kernel"):
-        _spec("bitblas")
+        _spec("marlin")
 
 
 def test_the_form_states_a_non_default_kernel_only():
@@ -170,45 +164,3 @@ def test_the_form_states_a_non_default_kernel_only():
     }
     assert "quant_kernel" not in spec_from_knobs(form)["inference"]
     assert spec_from_knobs(form | {"quant_kernel": "exllama"})["inference"]["quant_kernel"] == "exllama"
-
-
-# fix48v: marlin, a compiled / vllm_v0 loop's GPTQ 4-bit linears on the Marlin kernel (vLLM's gptq_marlin).
-# IST-DASLab/marlin @2f6d7c10e124b3c5fa29ff8d77d568bd7af3274c README.md "Benchmarks": "the maximum possible 3.87x
-# speedup" over FP16 at group size 128 up to batch 16-32 (16 / 4.125 bits = 3.88): the 4-bit bytes at the 16-bit rate.
-def _compiled_spec(quant_kernel=None, quantization="int4", engine="compiled"):
-    block = {"concurrency": 1, "context_len": 2049, "output_tokens": 2048, "engine": engine}
-    if quant_kernel:
-        block["quant_kernel"] = quant_kernel
-    return parse_workload_spec(
-        {
-            "task": "inference",
-            "model": {"preset": "llama-2-7b"},
-            "weight_quantization": quantization,
-            "inference": block,
-        }
-    )
-
-
-@pytest.mark.parametrize("engine", ["compiled", "vllm_v0"])
-def test_marlin_reads_the_4_bit_weights_at_the_16_bit_rate(engine):
-    unstated, marlin = _compiled_spec(engine=engine), _compiled_spec("marlin", engine=engine)
-    weights_unstated, kv_unstated = decode_read_bytes(unstated, 1.0)
-    weights_marlin, kv_marlin = decode_read_bytes(marlin, 1.0)
-    assert MARLIN_INT4_DECODE_EFFICIENCY.value == 1.0
-    assert weights_marlin == pytest.approx(weights_unstated * INT4_DECODE_EFFICIENCY.value)
-    assert kv_marlin == kv_unstated
-    # the step: the same GPU work less the int4 kernel's dequantization penalty; vllm_v0's host time unchanged
-    saved = weights_unstated * (1.0 - INT4_DECODE_EFFICIENCY.value) / (2039.0e9 * ACHIEVED_BANDWIDTH.value)
-    assert _step(unstated) - _step(marlin) == pytest.approx(saved, rel=1e-6)
-
-
-@pytest.mark.parametrize(
-    ("quantization", "engine"), [("int4", "hf_eager"), ("int8", "compiled"), ("none", "vllm_v0")]
-)
-def test_marlin_needs_4_bit_weights_in_a_compiled_loop(quantization, engine):
-    with pytest.raises(WorkloadSpecError, match="inference.quant_kernel"):
-        _compiled_spec("marlin", quantization=quantization, engine=engine)
-
-
-def test_marlin_adds_no_eager_host_text():
-    assert "quant_kernel" not in serving_host.text(_compiled_spec("marlin", engine="vllm_v0"))
