@@ -312,7 +312,10 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "is its GPU work) or hf_eager (transformers generate in eager PyTorch, AutoGPTQ / AWQ kernels: a step "
         "takes the longer of its GPU work and the host's kernels at eager_kernel_host_s) or vllm_v0 (vLLM's V0 engine "
         "loop, 0.6.x with CUDA graphs: its GPU work plus the loop's serial host time a step, vllm_v0_step_host_s "
-        "1.84 ms, fitted on one batch-1 A100 row)",
+        "1.84 ms, fitted on one batch-1 A100 host's row: 0.6.x processes outputs asynchronously by default, so "
+        "1.84 ms is what stays serial on that host, not the V0 loop's value (a desktop RTX 4090 with vLLM "
+        "0.5.0.post1 pays <= 1.49 ms a step all-in); a multi-step run, --num-scheduler-steps, is sized by neither "
+        "value)",
     )
     quant_kernel = _choice(
         QUANT_KERNELS,

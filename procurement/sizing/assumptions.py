@@ -1584,7 +1584,13 @@ HF_GENERATE_KERNEL_HOST_SECONDS = Assumption(
 # 14B 6,144 43.83: 47.55 (+8.5%) -> 43.72 (-0.2%); 14,336 41.91: 43.71 (+4.3%) -> 40.46 (-3.5%); 30,720 37.18:
 # 37.00 (-0.5%) -> 34.64 (-6.8%); the fit row 46.30
 # (tests/procurement/outside/test_outside_serving_audit_stop46.py). One publisher's host: another CPU, another
-# release (V1, multi-step scheduling) or batch (the scheduler's per-sequence work) is not sized by it.
+# release (V1, multi-step scheduling) or batch (the scheduler's per-sequence work) is not sized by it. Scope (fix48v,
+# after aud48v): held out across model size and context on that one host only. vLLM 0.6.x processes outputs
+# asynchronously by default (0.6.3's LLM(disable_async_output_proc=False)), so 1.84 ms is what stays serial on that A100
+# host, that host's value and not the V0 loop's: another V0 host (noooop/zerollama tutorial/advance/0x03, vLLM
+# 0.5.0.post1, desktop RTX 4090, batch 1) pays <= 1.49 ms a step all-in (its six rows' intercept). A multi-step run
+# (--num-scheduler-steps) is sized by neither engine value: it pays the host once a burst (sglang's vLLM 0.6.0 row
+# lands as vllm_v0, +12.7%, only by compensation).
 VLLM_V0_STEP_HOST_SECONDS = Assumption(
     "vllm_v0_step_host_s",
     1.84e-3,

@@ -135,7 +135,7 @@ KNOB_LABELS = {
     "serving_engine": (
         "Serving stack",
         "inference: compiled (vLLM, TensorRT-LLM, SGLang) / hf_eager (transformers generate: a host floor a token) / "
-        "vllm_v0 (vLLM 0.6.x's V0 loop: + 1.84 ms of host time a step)",
+        "vllm_v0 (vLLM 0.6.x's V0 loop: + 1.84 ms a step, what stayed serial on one A100 host; not multi-step runs)",
     ),
     "quant_kernel": (
         "Quantized-linear kernel",
