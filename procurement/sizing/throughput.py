@@ -30,7 +30,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.sizing import dtensor_tp, fsdp_reshard, lora_host, qlora_dequant, serving_host
+from procurement.sizing import (
+    dtensor_tp,
+    fsdp_reshard,
+    lora_host,
+    optimizer_step,
+    qlora_dequant,
+    serving_host,
+)
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     A100_TP8_ALLREDUCE_BYTES,
@@ -550,7 +557,13 @@ def training_throughput(
     else:
         exposed_tp_s = exposed_tensor_parallel_seconds(spec, tp_comm_s, busy_s * linear_share, tp)
     exposed_cp_s = exposed_context_parallel_seconds(spec, cp_comm_s, busy_s * attention_share)
-    gpu_step_s = compute_s + exposed_dp + exposed_tp_s + exposed_pp_s + exposed_cp_s + exposed_ep_s
+    # pure-16-bit torch AdamW: the optimizer's and the clipping's passes over the rank's trainable state once a
+    # step, after the gradients are in (optimizer_step.py); a share of a short step, nothing on long ones
+    owned = np.where(zero >= 1, 1.0 / grad_ranks, 1.0)
+    optimizer_s = optimizer_step.seconds_per_step(spec, gradient_bytes, owned, hbm * 1e9)
+    gpu_step_s = (
+        compute_s + exposed_dp + exposed_tp_s + exposed_pp_s + exposed_cp_s + exposed_ep_s + optimizer_s
+    )
     loader_s = loader_seconds_per_step(spec, step_tokens, gpus, vcpus_per_gpu)
     step_s = np.maximum(gpu_step_s, loader_s)  # loader workers prefetch: the slower side sets the pace
     communication_s = dp_comm_s + model_comm_s
@@ -578,6 +591,7 @@ def training_throughput(
         "flops_per_token": np.full_like(step_s, training_flops_per_token(spec)),
         "compute_seconds": compute_s,
         "host_floor_seconds": host_floor_s,
+        "optimizer_step_seconds": optimizer_s,
         "gpu_step_seconds": gpu_step_s,
         "loader_seconds": loader_s,
         "gradient_seconds_node": grad_node_s,

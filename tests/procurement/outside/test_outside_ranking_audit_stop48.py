@@ -229,16 +229,29 @@ R_PHI15 = (
     + " (row 1 $3,094.79 vs 23.60 x 32.784 h x 4 = $3,094.81)."
 )
 R_PEFT_FT = (
-    "UNEXPLAINED: L40S 6,537 tokens/s vs PEFT's 2,310 (+183.0%) and 29.06 GiB vs cuda_memory_max 34.68 GiB "
-    "(-16.2%). Leads, not sized: the 3.2B-parameter AdamW step every 840 tokens (about 45 GB of bf16 "
-    "state traffic a step, ~75 ms on an L40S) and padding to the batch's longest sample; the LoRA runs of "
-    "the same harness are +41.7%, so the optimizer step alone would leave ~2x. " + COST + " (row 4)."
+    "UNEXPLAINED: memory 29.06 GiB vs cuda_memory_max 34.68 GiB (-16.2%) and " + COST + " (row 2: 0.345716 x "
+    "0.518 h = $0.18, compute $0.17). Speed now lands (peft48): L40S 2,253 tokens/s vs PEFT's 2,310 (-2.5%; was "
+    "6,537, +183.0%) since the engine counts torch's foreach AdamW and clip_grad_norm_ passes once a step on "
+    "pure-16-bit runs (procurement/sizing/optimizer_step.py: 23 accesses x 2 B x 3.21B parameters at 0.70 x 864 "
+    "GB/s = 0.244 s of the 0.373 s step; pytorch/pytorch@002d2f0b torch/optim/adamw.py _multi_tensor_adamw, "
+    "@01a57d87 torch/nn/utils/clip_grad.py). Memory lead, not sized: the harness's figure is max_memory_reserved "
+    "over the whole run (utils.py init_accelerator, run.py), its batch-50 generation evaluations every 250 steps "
+    "with the last step's gradients still allocated and foreach's full-size _foreach_sqrt temporary (5.98 GiB) "
+    "inside it; the engine sizes a training step's allocated tensors."
 )
 R_PEFT_LORA = (
-    "UNEXPLAINED: L40S 9,443 tokens/s vs PEFT's 6,665 (+41.7%), the same sign and size as "
-    "docs/validation.md's rank-32 row (+33.7%): the harness's short padded batches are not priced; "
-    + COST
-    + " (AWS spot g6.xlarge row 2: 0.095210 x 0.36 h = $0.034, compute $0.02)."
+    "UNEXPLAINED: L40S 9,443 tokens/s vs PEFT's 6,665 (+41.7%), the same sign and size as docs/validation.md's "
+    "rank-32 row (+33.7%). Ruled out (peft48, huggingface/peft@5d602fdb method_comparison/MetaMathQA): the "
+    "optimizer (18.35M fp32 adapter parameters, ~3 ms a step); the evaluations (run.py times each train step "
+    "tic..toc, eval time outside 'tokens / sec'); padding (utils.py BucketIterator sorts each 80-sample bucket "
+    "by length before batching 4); fp32 adapters (lora.adapter_dtype fp32 stated: 9,144, +37.2%). The same "
+    "harness's frozen-base rows run slower than the engine's whole r64 step: ln_tuning (175,104 parameters) "
+    "7,959 tokens/s and beft 8,065 = 0.104-0.106 s a 839.6-token step against the engine's 0.089 s; so the gap "
+    "is the base model's rate at ~840-token steps (0.29 of the L40S's dense peak against the workstation MFU "
+    "0.35), plus r64's 0.014 s over ln_tuning (7,045 at 5d602fdb), where the adapters' FLOPs are ~1 ms. Lead: the "
+    "eager step syncs twice (num_items_in_batch .item() before the forward, loss.item() after) and times "
+    "tokenizer.pad and a blocking .to(device) inside the step; " + COST + " (AWS spot g6.xlarge row 2: "
+    "0.095210 x 0.36 h = $0.034, compute $0.02)."
 )
 R_TRT_1K = (
     "UNEXPLAINED: H100 27,442 output tokens/s vs trtllm-bench 0.16's 19,787.63 (+38.7%, the same total at "

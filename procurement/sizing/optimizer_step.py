@@ -1,0 +1,73 @@
+"""The once-a-step memory traffic of torch's foreach AdamW and gradient clipping on a pure-16-bit run.
+
+A short step (a few hundred tokens a GPU) spends as long reading and writing the optimizer's state as on its
+matmuls: the MFU the engine uses was fitted on steps of 10^5-10^6 tokens, where this once-a-step pass is a
+fraction of a percent, so it is counted here, as llm.c's is (mfu.llm_c_step_bytes_per_token).
+
+Counted from pytorch/pytorch@002d2f0bb40cf08beb74bce80f52ce4f2eda46a0 torch/optim/adamw.py
+_multi_tensor_adamw (capturable False, weight_decay != 0, not amsgrad), the implementation
+torch.optim.AdamW picks on CUDA when neither foreach nor fused is given (_default_to_fused_or_foreach(...,
+use_fused=False)), in element reads + writes over every trainable tensor: _foreach_mul_(params, 1 - lr * wd)
+2; _foreach_lerp_(exp_avgs, grads) 3; _foreach_mul_(exp_avg_sqs, beta2) 2; _foreach_addcmul_(exp_avg_sqs,
+grads, grads) 3; _foreach_sqrt(exp_avg_sqs), a new tensor, 2; _foreach_div_ 2; _foreach_add_(eps) 2;
+_foreach_addcdiv_(params, exp_avgs, denominators) 4 = 20. Clipping (HF Trainer's max_grad_norm 1.0, the PEFT
+MetaMathQA harness's grad_norm_clip 1.0), pytorch/pytorch@01a57d87bd4826d1f528b2dc47360a8087b34f5a
+torch/nn/utils/clip_grad.py: _foreach_norm(grads) 1 and _foreach_mul_(grads, clip_coef) 2 = 3. All at the
+parameters' 16-bit width under pure 16-bit training (params, gradients, exp_avg and exp_avg_sq in the
+model's dtype), at assumptions.achieved_bandwidth_fraction of the card's bandwidth.
+
+Applies to language-model training with master_weights_fp32 false, optimizer adamw and the unstated stack
+(training_stack other): Megatron, MaxText and torchtitan step fused or sharded optimizers of their own, llm.c
+counts its adamw_kernel3 in its efficiency, mixed-precision (fp32 master) runs often step a fused AdamW
+(apex, DeepSpeed, transformers' adamw_torch_fused), and image runs' pure-bf16 optimizers are per-tensor
+loops (image_model.optimizer_host_seconds).
+
+Checked, not fitted, on huggingface/peft method_comparison/MetaMathQA (one L40S, Llama-3.2-3B, pure bf16, torch
+AdamW, grad_norm_clip 1.0, batch 4 of ~210 tokens; run.py times each step from tic to toc, evaluations outside).
+At @5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40 (torch 2.13): the full fine-tune's step
+(results/full-finetuning--llama-3.2-3B-lr_0.00001.json, 2,315 tokens/s, 0.3627 s for 839.6 tokens) less the same
+harness's ln_tuning step (results/ln_tuning--llama-3.2-3B-default.json, 175,104 trainable parameters, 7,959
+tokens/s, 0.1055 s) less the weight-gradient GEMMs' third of the full fine-tune's FLOPs at the engine's rate
+(0.0426 s) leaves 0.215 s; the count gives 23 x 2 B x 3,212,749,824 = 147.8 GB at 0.70 x 864 GB/s = 0.244 s
+(+14%). The audited row (@0a179c1e8659ab4f7df0369b9b03943cfe470ff1, 2,310 tokens/s) goes from 6,537 (+183.0%)
+to 2,253 (-2.5%). No other row of the folder holds a large trainable set in 16 bits: the LoRA rows' adapters are
+fp32 under a bf16 base (autocast_adapter_dtype), 18.35M parameters at r 64, ~3 ms a step; osf's 194.5M runs
+its own per-step projections. No language-model case of the validation table states pure 16-bit AdamW on the
+unstated stack with a speed (its pure-bf16 rows are memory rows): nothing else moves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH
+from procurement.sizing.spec import WorkloadSpec
+
+# element accesses a trainable parameter a step (module docstring): foreach AdamW 20, clip_grad_norm_ 3
+FOREACH_ADAMW_ACCESSES = 20.0
+CLIP_GRAD_NORM_ACCESSES = 3.0
+
+
+def applies(spec: WorkloadSpec) -> bool:
+    """A pure-16-bit language-model training run stepping torch's AdamW on the unstated stack."""
+    return (
+        spec.is_training
+        and spec.model.image_arch is None
+        and not spec.master_weights_fp32
+        and spec.optimizer == "adamw"
+        and spec.training_stack == "other"
+    )
+
+
+def seconds_per_step(spec: WorkloadSpec, gradient_bytes, owned_share, bandwidth_bytes) -> np.ndarray:
+    """Seconds a rank spends on the optimizer's and the clipping's passes once a step: (20 + 3) accesses of its
+    gradient_bytes (its trainable parameters x their bytes), times owned_share (1 / the ZeRO ranks it steps
+    a shard over, else 1), at the achieved share of bandwidth_bytes (bytes/s; inf or NaN: 0). 0 where it does
+    not apply."""
+    if not applies(spec):
+        return np.zeros_like(np.asarray(gradient_bytes, dtype=float))
+    bandwidth = np.asarray(bandwidth_bytes, dtype=float) * ACHIEVED_BANDWIDTH.value
+    traffic = (FOREACH_ADAMW_ACCESSES + CLIP_GRAD_NORM_ACCESSES) * np.asarray(gradient_bytes) * owned_share
+    with np.errstate(invalid="ignore", divide="ignore"):
+        seconds = traffic / bandwidth
+    return np.where(np.isfinite(seconds), seconds, 0.0)
