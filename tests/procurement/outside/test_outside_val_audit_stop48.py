@@ -94,7 +94,17 @@ VAL_REASON = (
     " loader's `for batch in bar` (letterboxing WIDER FACE's ~1,024 px JPEGs, workers * 2 requested, train.py 89)"
     " and update_metrics over 39,675 instances (12.3 an image). Neither is sized from a source: no log splits the"
     " loader wait from update_metrics. Best lead: price the validation loader with the engine's own loader model"
-    " (loader_images_per_vcpu, without the mosaic's four reads), which needs a sourced letterbox rate."
+    " (loader_images_per_vcpu, without the mosaic's four reads), which needs a sourced letterbox rate. yval48"
+    " (stop 48): the gap is inside the bar, not around it: the same log's epochs leave 1.29 s (yolov8n: 80.86 s an"
+    " epoch - 68.98 s train bar - 10.59 s validation bar, epoch 99) and 2.01 s (yolov8s: 97.09 - 82.56 - 12.52)"
+    " outside both bars (save_model, save_metrics, the end-of-pass metrics: ultralytics 8.3.179"
+    " engine/trainer.py 450-482). The bar's time beyond our forwards is 2.62 / 2.24 ms an image (3.29 - 0.67,"
+    " 3.88 - 1.64), about the same for both models (a host cost), but [COLAB-Y11N]'s is 5.41 ms (6.87 - 1.46):"
+    " one constant fitted on this pair (2.43 ms) puts the Colab pass at 0.549 s (-43.3%), fitted on the Colab"
+    " row puts these at +85% / +82%; per loader vCPU (validation workers min(cpu_count // device_count, 2 x"
+    " workers): data/build.py 198-199, detect/train.py 89) it is >= 19.4 ms here (8 workers at least) against"
+    " 10.8 on the 2-vCPU Colab, so a per-vCPU val-loader term fits both only if WIDER FACE's ~1,024 px JPEGs"
+    " cost >= 1.8x the Colab set's to decode, which no opened source sizes (the log prints no image size)."
 )
 
 
@@ -139,6 +149,14 @@ HOURS_REASON = (
     " can state; the framework build (torch-1.12.1+cu113 vs 1.14.0a0+410ce96) and whatever else shared the server"
     " (the runs sit on CUDA:5-7 of one host) are not spec fields. The YOLOv8s pair passes both ways (+12.0%,"
     " -1.5%) on the same stacks. Not sized: no source opened splits the cu113 run's slower step (loader or GPU)."
+    " yval48 (stop 48): not the GPU. On torch-1.12.1+cu113 the train bar is the same for every model the"
+    " publisher ran (epochs 99 / 100: YOLOv8n 8.92 / 8.74 it/s, YOLOv8s 8.67 / 8.72, YOLOv5nu 8.30 / 8.34,"
+    " YOLOv5su 8.20 / 8.19; zjykzj/YOLO11Face@acd555af yolo8face/docs/train.md lines 14-112), where on NGC's"
+    " torch 1.14 it scales with the model (YOLOv8n 11.67, YOLOv8s 9.75, YOLOv5n / YOLOv5su 11.31 / 9.84 at epoch 100 / 99;"
+    " @49f519d5 lines 73-422): the cu113 runs sit on a host-side bound of 131-143 images/s (16 x 8.2-8.9) that"
+    " the NGC runs exceed (YOLOv8n 187), so the 28% is that environment's loader or per-step host time, which no"
+    " spec field states (yolov8s cu113 passes because its GPU step, 156 images/s on NGC, is near that bound)."
+    " Which part of the environment (torch, Python 3.8, the OpenCV build, a shared server) is not shown."
 )
 
 
