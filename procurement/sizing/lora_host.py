@@ -191,7 +191,12 @@ def kernels_per_layer(spec) -> tuple[float, float]:
     adapted = sum(_per_layer(spec, target) for target in spec.lora.targets)
     dropout = LORA_DROPOUT_KERNELS if spec.lora.dropout > 0.0 else 0.0
     cast_back = FP32_ADAPTER_BACKWARD_KERNELS if _fp32_adapters(spec) else 0.0
-    forward = FORWARD_NON_GEMM_KERNELS + gate + frozen * (1.0 + dequant) + adapted * (LORA_FORWARD_KERNELS + dropout)
+    forward = (
+        FORWARD_NON_GEMM_KERNELS
+        + gate
+        + frozen * (1.0 + dequant)
+        + adapted * (LORA_FORWARD_KERNELS + dropout)
+    )
     backward = (
         BACKWARD_NON_GEMM_KERNELS
         + 2.0 * gate

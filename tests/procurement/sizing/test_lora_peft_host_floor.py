@@ -143,6 +143,22 @@ def test_fp32_adapters_under_autocast_add_their_casts_to_the_floor():
     }
 
 
+def test_it_refuses_lora_adapter_dtype_on_an_image_lora_spec():
+    # fix48l (aud48l flag 6): image_model prices its own LoRA kernels and never reads the adapters' dtype, so a
+    # stated lora.adapter_dtype on an image model would be silently ignored: refused, by path.
+    image = {
+        "task": "lora",
+        "model": {"preset": "sd-1.5"},
+        "precision": "fp16",
+        "lora": {"rank": 4, "targets": "attention"},
+        "image": {"resolution_px": 512},
+    }
+    assert parse_workload_spec(image).lora.adapter_dtype == "base"
+    for dtype in ("fp32", "base"):
+        with pytest.raises(WorkloadSpecError, match="lora.adapter_dtype.*language models only"):
+            parse_workload_spec(image | {"lora": image["lora"] | {"adapter_dtype": dtype}})
+
+
 def test_qwen1_names_state_its_five_linears():
     # QwenLM/Qwen @00dceebb finetune.py LoraArguments: c_attn, c_proj, w1, w2 (PEFT's suffix match: c_proj is
     # attn.c_proj and mlp.c_proj). Qwen-1's QWenBlock: c_attn fused q/k/v, attn.c_proj o, w1 / w2 the two d -> ffn/2
