@@ -188,10 +188,11 @@ class WorkloadLoraSerializer(serializers.Serializer):
     adapter_dtype = serializers.ChoiceField(
         choices=["base", "fp32"],
         required=False,
-        help_text="The adapters' dtype (peft_eager): base (the default; the base weights' dtype, peft 0.6 to 0.11) "
-        "or fp32 (fp32 adapters on a 16-bit base under torch autocast, e.g. peft 0.5 with HF Trainer --bf16 and no "
+        help_text="The adapters' dtype (peft_eager, language models only): base (the default; the base weights' "
+        "dtype, peft 0.6 to 0.11) or fp32 (fp32 adapters on a 16-bit base under torch autocast, e.g. peft 0.5, or "
+        "peft >= 0.12 whose get_peft_model upcasts adapters to fp32 by default, with HF Trainer --bf16 and no "
         "DeepSpeed): PEFT's input cast and autocast's 3 casts an adapted linear each forward pass and 4 cast "
-        "gradients backward join the host floor",
+        "gradients backward join the host floor, at an assumed 7 us a cast",
     )
 
 

@@ -116,10 +116,14 @@ LORA_DROPOUT_KERNELS = 1.0
 # src/accelerate/accelerator.py prepare_model, lines 1294-1303: model.forward wrapped in
 # torch.autocast(dtype=torch.bfloat16) for --bf16 without DeepSpeed; the recomputed forward re-enters it:
 # torch/utils/checkpoint.py CheckpointFunction.backward, pytorch/pytorch @0008d771) each adapted linear adds, per
-# forward pass: PEFT's x.to(fp32), one kernel issued from Python (at eager_kernel_host_s, as the forward's others);
-# autocast's casts of lora_A's fp32 input and of lora_A's and lora_B's fp32 weights to 16 bits, three kernels issued
-# inside the dispatcher with no Python of their own (at optimizer_op_host_s, as autograd's); and backward the four
-# casts' gradients (ToCopyBackward, at optimizer_op_host_s). Counted, not fitted.
+# forward pass: PEFT's x.to(fp32), one bare op issued from Python inside a forward whose module Python is already
+# counted (fix48l, after aud48l: at optimizer_op_host_s, pytorch/pytorch issue #41383's ~7 us for a Python-issued
+# op, not at eager_kernel_host_s, whose 31 us carries diffusers' per-module Python); autocast's casts of lora_A's fp32
+# input and of lora_A's and lora_B's fp32 weights to 16 bits, three kernels issued inside the dispatcher with no
+# Python of their own; and backward the four casts' gradients (ToCopyBackward). The counts are read from the code,
+# not fitted; the per-kernel cost of the C++-issued casts and cast gradients is an ASSUMPTION: optimizer_op_host_s
+# is #41383's Python-issued CPU `2*x` (ngimel there: about 1 us of an op is C++), borrowed, not measured for these
+# casts (aud48l's sensitivity: the 1.8B / 14B 256 rows leave 15% only below ~3 us a cast).
 FP32_ADAPTER_PYTHON_KERNELS = 1.0
 FP32_ADAPTER_AUTOCAST_KERNELS = 3.0
 FP32_ADAPTER_BACKWARD_KERNELS = 4.0
@@ -161,10 +165,21 @@ def autocast_kernels_per_layer(spec) -> float:
     return FP32_ADAPTER_AUTOCAST_KERNELS * sum(_per_layer(spec, target) for target in spec.lora.targets)
 
 
+def bare_op_kernels_per_layer(spec) -> float:
+    """Forward kernels a layer and micro-batch priced as bare ops (optimizer_op_host_s), not with a module's Python:
+    autocast's casts plus PEFT's one x.to(fp32) an adapted linear (FP32_ADAPTER_PYTHON_KERNELS); 0 unless
+    lora.adapter_dtype is fp32."""
+    if not _fp32_adapters(spec):
+        return 0.0
+    adapted = sum(_per_layer(spec, target) for target in spec.lora.targets)
+    return autocast_kernels_per_layer(spec) + FP32_ADAPTER_PYTHON_KERNELS * adapted
+
+
 def kernels_per_layer(spec) -> tuple[float, float]:
     """(forward kernels, backward kernels) of one decoder layer and micro-batch, the adapters' included; the
     forward is counted once (full recomputation replays it: host_seconds_per_layer). The forward's are the kernels
-    issued from Python; autocast's casts of fp32 adapters are apart (autocast_kernels_per_layer)."""
+    issued from nn.Modules' Python; fp32 adapters' casts (PEFT's x.to and autocast's) are apart
+    (bare_op_kernels_per_layer)."""
     model = spec.model
     fused_qkv = "qkv_fused" in spec.lora.targets
     attention = 2.0 if fused_qkv else 4.0
@@ -175,14 +190,12 @@ def kernels_per_layer(spec) -> tuple[float, float]:
         dequant, dequant_back = QLORA_DEQUANT_KERNELS.get(spec.weight_quantization, (1.0, 1.0))
     adapted = sum(_per_layer(spec, target) for target in spec.lora.targets)
     dropout = LORA_DROPOUT_KERNELS if spec.lora.dropout > 0.0 else 0.0
-    cast, cast_back = (
-        (FP32_ADAPTER_PYTHON_KERNELS, FP32_ADAPTER_BACKWARD_KERNELS) if _fp32_adapters(spec) else (0.0, 0.0)
-    )
+    cast_back = FP32_ADAPTER_BACKWARD_KERNELS if _fp32_adapters(spec) else 0.0
     forward = (
         FORWARD_NON_GEMM_KERNELS
         + gate
         + frozen * (1.0 + dequant)
-        + adapted * (LORA_FORWARD_KERNELS + dropout + cast)
+        + adapted * (LORA_FORWARD_KERNELS + dropout)
     )
     backward = (
         BACKWARD_NON_GEMM_KERNELS
@@ -199,7 +212,7 @@ def host_seconds_per_layer(spec) -> float:
         return 0.0
     forward, backward = kernels_per_layer(spec)
     passes = 2.0 if spec.gradient_checkpointing == "full" else 1.0
-    autocast = autocast_kernels_per_layer(spec)
+    autocast = bare_op_kernels_per_layer(spec)
     return (
         forward * passes * EAGER_KERNEL_HOST_SECONDS.value
         + (autocast * passes + backward) * OPTIMIZER_OP_HOST_SECONDS.value
@@ -221,7 +234,7 @@ def forward_host_seconds_per_step(spec) -> float:
         return 0.0
     forward, _ = kernels_per_layer(spec)
     layers = spec.model.num_layers * float(spec.gradient_accumulation_steps)
-    autocast = autocast_kernels_per_layer(spec) * OPTIMIZER_OP_HOST_SECONDS.value
+    autocast = bare_op_kernels_per_layer(spec) * OPTIMIZER_OP_HOST_SECONDS.value
     return (forward * EAGER_KERNEL_HOST_SECONDS.value + autocast) * layers
 
 
@@ -237,9 +250,9 @@ def text(spec) -> str:
         notes.append(f"lora.dropout {spec.lora.dropout:g}: one dropout kernel each way an adapter")
     if _fp32_adapters(spec):
         notes.append(
-            f"lora.adapter_dtype fp32: PEFT's input cast an adapter, autocast's 3 casts an adapter at "
-            f"{OPTIMIZER_OP_HOST_SECONDS.value * 1e6:.0f} us ({autocast_kernels_per_layer(spec):.0f} a layer) and "
-            f"4 cast gradients backward"
+            f"lora.adapter_dtype fp32: PEFT's input cast and autocast's 3 casts an adapter at "
+            f"{OPTIMIZER_OP_HOST_SECONDS.value * 1e6:.0f} us ({bare_op_kernels_per_layer(spec):.0f} a layer) and "
+            f"4 cast gradients backward; the casts' per-kernel cost is assumed (a bare PyTorch op), not measured"
         )
     recompute = f" ({'; '.join(notes)})" if notes else ""
     return (

@@ -91,6 +91,7 @@ class LoraSpec:
     # adapted linear (peft tuners/lora/layer.py); 0, PEFT's default, an nn.Identity.
     dropout: float = 0.0
     # lora.adapter_dtype (lora_host.py): base, the adapters in the base weights' dtype (peft 0.6 to 0.11); fp32,
-    # fp32 adapters on a 16-bit base under torch autocast (peft 0.5's update_layer moves them by device only),
-    # which adds PEFT's and autocast's casts each way an adapted linear.
+    # fp32 adapters on a 16-bit base under torch autocast (peft 0.5's update_layer moves them by device only; peft
+    # >= 0.12's get_peft_model(autocast_adapter_dtype=True) default upcasts them), which adds PEFT's and autocast's
+    # casts each way an adapted linear. Language models only (refused on image models).
     adapter_dtype: str = "base"

@@ -128,7 +128,8 @@ FUSED_LORA_TARGETS = ("qkv_fused",)
 # kernels (NeMo / Megatron, unsloth) or torch.compile'd adapters.
 LORA_IMPLEMENTATIONS = ("peft_eager", "fused", "compiled")
 # lora.adapter_dtype: the adapters' dtype against the base's (lora_host.py): base (the default) or fp32 (fp32 adapters
-# on a 16-bit base under torch autocast: PEFT's and autocast's casts an adapted linear).
+# on a 16-bit base under torch autocast: PEFT's and autocast's casts an adapted linear; peft < 0.6, and peft >= 0.12
+# whose get_peft_model(autocast_adapter_dtype=True) default upcasts 16-bit adapters to fp32). Language models only.
 LORA_ADAPTER_DTYPES = ("base", "fp32")
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
 LORA_TARGET_ALIASES = {
@@ -847,6 +848,14 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
         )
         adapter_dtype = "base"
     if image:  # image networks: attention projections or every linear of the transformer blocks
+        if "adapter_dtype" in section:
+            # image_model prices its own LoRA kernels and never reads the adapters' dtype (aud48l flag 6).
+            reader.error(
+                "lora.adapter_dtype",
+                "applies to language models only (lora_host's eager PEFT floor); image models do not read it: "
+                "leave it out",
+            )
+            adapter_dtype = "base"
         target = section.get("targets", "attention")
         target = target[0] if isinstance(target, list) and len(target) == 1 else target
         text = str(target).strip().lower().replace("_", "-")

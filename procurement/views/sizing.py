@@ -120,7 +120,8 @@ KNOB_LABELS = {
     ),
     "lora_adapter_dtype": (
         "LoRA adapters' dtype",
-        "lora, qlora (peft_eager): base / fp32 (fp32 adapters under torch autocast: their casts join the host floor)",
+        "lora, qlora (peft_eager), language models: base (peft 0.6-0.11) / fp32 (peft < 0.6 or >= 0.12 under "
+        "torch autocast: their casts join the host floor)",
     ),
     "gpus": ("GPUs", ""),
     "zero_stage": ("ZeRO stage / FSDP", "training"),

@@ -135,6 +135,8 @@ def test_the_pretraining_sentence_states_its_held_out_rate():
 # lora48: the run's fp32 adapters under autocast counted (lora.adapter_dtype fp32, lora_host): Qwen 2,141.5 (+4.6%),
 # 4,282.9 (+4.6%), 8,565.9 (+15.0%, 0.02% past), 12,587.4 (+30.6%), 12,384.1 (+24.7%), 10,732.2 (+11.4%): 6 of 9,
 # median 11.4% (was 4 of 9, 20.5%).
+# fix48l: PEFT's x.to at a bare op's 7 us (pytorch issue #41383), not 31 us: Qwen 2,249.9 (+9.9%), 4,499.8 (+9.9%),
+# 8,999.5 (+20.8%), 12,814.3 (+33.0%), 12,384.1 (+24.7%), 10,732.2 (+11.4%): still 6 of 9.
 @pytest.mark.django_db
 def test_the_outside_lora_speed_cases_the_class_leaves_out(bundled_catalog):
     from tests.procurement.outside.test_outside_audit_stop43l import (

@@ -235,7 +235,11 @@ QWEN1_README_LAYER_HOST_S = 57 * 2 * 31e-6 + 74 * 7e-6  # 4.052 ms
 # lora_A's input and both adapter weights, 3 a pass issued in C++ at 7 us; 4 cast gradients backward) is
 # (57 + 5) x 2 x 31 us + 15 x 2 x 7 us + (74 + 20) x 7 us = 4.712 ms, against the engine's 4.980 (+5.7%). The base-dtype
 # figures above are kept on the same run stated with lora.adapter_dtype base.
-QWEN1_README_FP32_LAYER_HOST_S = (57 + 5) * 2 * 31e-6 + 15 * 2 * 7e-6 + (74 + 20) * 7e-6  # 4.712 ms
+# fix48l (after aud48l): PEFT's x.to(fp32) is one bare op inside an already-counted forward, priced at 7 us
+# (pytorch/pytorch issue #41383, optimizer_op_host_s) not at the module-carrying 31 us; the 7 us of the C++-issued
+# casts is an assumption (#41383's Python-issued op, borrowed). Was 4.712 counted / 4.980 engine; now
+# 57 x 2 x 31 us + (5 + 15) x 2 x 7 us + (74 + 20) x 7 us = 4.472 ms, against the engine's 4.741 (+6.0%).
+QWEN1_README_FP32_LAYER_HOST_S = 57 * 2 * 31e-6 + (5 + 15) * 2 * 7e-6 + (74 + 20) * 7e-6  # 4.472 ms
 
 
 @pytest.mark.django_db
@@ -247,8 +251,9 @@ def test_the_floor_for_the_readmes_qwen1_run_matches_a_qwen1_layers_count(bundle
     assert lora_host.host_seconds_per_layer(base) == pytest.approx(61 * 2 * 31e-6 + 77 * 7e-6, rel=1e-9)
     spec = parse_workload_spec(document)
     assert lora_host.host_seconds_per_layer(spec) == pytest.approx(QWEN1_README_FP32_LAYER_HOST_S, rel=0.15)
-    assert lora_host.kernels_per_layer(spec) == (66.0, 97.0)
+    assert lora_host.kernels_per_layer(spec) == (61.0, 97.0)
     assert lora_host.autocast_kernels_per_layer(spec) == 15.0
+    assert lora_host.bare_op_kernels_per_layer(spec) == 20.0
     assert lora_host.host_seconds_per_layer(spec) == pytest.approx(
-        66 * 2 * 31e-6 + (15 * 2 + 97) * 7e-6, rel=1e-9
+        61 * 2 * 31e-6 + (20 * 2 + 97) * 7e-6, rel=1e-9
     )

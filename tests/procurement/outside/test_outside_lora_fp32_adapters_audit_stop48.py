@@ -67,14 +67,34 @@ def _gap(size: str, seq: int, dtype: str = "fp32") -> tuple[float, float]:
     return ours, ours / published_tokens_per_second(seq, QWEN_EMB_STEPS[(size, seq)]) - 1.0
 
 
-@pytest.mark.parametrize(("size", "seq"), [("7b", 256), ("14b", 256)])
+# fix48l: was passing at +9.8% (1,606.1) with PEFT's x.to at lora48's 31 us; with the x.to priced as a bare op
+# (7 us, pytorch/pytorch issue #41383, aud48l's item 1) 1,687.4 (+15.35%), out by the same unsized wte / lm_head
+# training as the 512 rows: the README's LoRA (emb) / LoRA step at 7B 256 is 1.4 / 1.2 and ours for the LoRA row is
+# -1.1%, so (1 - 1.1%) x 1.4 / 1.2 - 1 = +15.4% (test_the_emb_gaps_are_the_lora_rows_gaps_times_the_readmes_emb_ratio).
+@pytest.mark.parametrize(
+    ("size", "seq"),
+    [
+        pytest.param(
+            "7b",
+            256,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=EMB_512.format(ratio="1.4 / 1.2", lora=-1.1, predicted=15.4, gap=15.4)
+                + " fix48l: passed at +9.8% only while PEFT's x.to was priced at 31 us (lora48); at a bare op's 7 us "
+                "(pytorch issue #41383) the LoRA row lands at -1.1% and this row carries the emb ratio alone.",
+            ),
+        ),
+        ("14b", 256),
+    ],
+)
 @pytest.mark.django_db
 def test_qwen_lora_emb_short_rows_on_one_a100(size, seq, bundled_catalog):
     """[QWEN-EMB] 7B 256: "33.7G / 1.4s/it" (1,462.9 tokens/s); 14B 256: "51.2 / 1.7s/it" (1,204.7 tokens/s).
     Sized as the LoRA run with fp32 adapters (the product cannot state the trainable wte / lm_head copies, which make
     the published step slower: a conservative check). Ours: 7B 1,606.1 (+9.8%; at base 1,851.4, +26.6%), 14B
     1,284.9 (+6.7%; at base 1,481.1, +22.9%): held out, lora48's term lands both; at a bare-op x.to (7 us) the 7B
-    row is +15.4% (test_the_fp32_landings_rest_on_borrowed_per_kernel_costs)."""
+    row is +15.4% (test_the_fp32_landings_rest_on_borrowed_per_kernel_costs). fix48l prices the x.to so: 7B 1,687.4
+    (+15.35%, a strict xfail EXPLAINED, above), 14B 1,349.9 (+12.1%, held out, passing)."""
     ours, gap = _gap(size, seq)
     assert abs(gap) <= 0.15, (ours, gap)
 
@@ -87,7 +107,7 @@ def test_qwen_lora_emb_short_rows_on_one_a100(size, seq, bundled_catalog):
             512,
             marks=pytest.mark.xfail(
                 strict=True,
-                reason=EMB_512.format(ratio="1.6 / 1.5", lora=8.8, predicted=16.0, gap=16.0),
+                reason=EMB_512.format(ratio="1.6 / 1.5", lora=11.3, predicted=18.7, gap=18.7),
             ),
         ),
         pytest.param(
@@ -103,7 +123,8 @@ def test_qwen_lora_emb_short_rows_on_one_a100(size, seq, bundled_catalog):
 @pytest.mark.django_db
 def test_qwen_lora_emb_512_rows_on_one_a100(size, seq, bundled_catalog):
     """[QWEN-EMB] 7B 512: "34.1G / 1.6s/it" (2,560 tokens/s); 14B 512: "51.1G / 2.6s/it" (1,575.4 tokens/s).
-    Ours 2,970.2 (+16.0%; base 3,120.9, +21.9%) / 1,860.5 (+18.1%; GPU-bound, the term does not move it)."""
+    Ours 2,970.2 (+16.0%; base 3,120.9, +21.9%) / 1,860.5 (+18.1%; GPU-bound, the term does not move it).
+    fix48l (x.to at 7 us): 7B 3,037.9 (+18.7%; its LoRA row +8.8 -> +11.3%), 14B unchanged."""
     ours, gap = _gap(size, seq)
     assert abs(gap) <= 0.15, (ours, gap)
 
@@ -146,10 +167,17 @@ def test_the_fp32_landings_rest_on_borrowed_per_kernel_costs(bundled_catalog, mo
       7 / 2 us                   +16.0%     +11.3%    +21.8%         +18.3%
       no casts (base)            +20.5%     +15.7%    +26.6%         +22.9%
     lora48's three FIXED rows hold at a bare-op x.to and C++ casts down to ~3 us; the held-out (emb) rows only at
-    lora48's costs."""
+    lora48's costs.
+    fix48l: the engine now prices the x.to at 7 us (the 7 / 7 us row is the engine's); the 31 us reading is checked
+    by scaling the one x.to kernel an adapter by 31 / 7 in the 7 us bucket."""
+    assert _lora_gap("1.8b", 256) == pytest.approx(0.099, abs=0.001)
+    assert _lora_gap("14b", 256) == pytest.approx(0.055, abs=0.001)
+    assert _gap("7b", 256)[1] == pytest.approx(0.154, abs=0.001)
+    assert _gap("14b", 256)[1] == pytest.approx(0.121, abs=0.001)
+    monkeypatch.setattr(lora_host, "FP32_ADAPTER_PYTHON_KERNELS", 31.0 / 7.0)  # x.to at 31 us (lora48)
     assert _lora_gap("1.8b", 256) == pytest.approx(0.046, abs=0.001)
     assert _lora_gap("14b", 256) == pytest.approx(0.004, abs=0.001)
-    monkeypatch.setattr(lora_host, "FP32_ADAPTER_PYTHON_KERNELS", 7.0 / 31.0)  # x.to at 7 us
+    monkeypatch.setattr(lora_host, "FP32_ADAPTER_PYTHON_KERNELS", 1.0)  # x.to at 7 us
     monkeypatch.setattr(lora_host, "FP32_ADAPTER_AUTOCAST_KERNELS", 1.5)  # 3 casts at 3.5 us
     monkeypatch.setattr(lora_host, "FP32_ADAPTER_BACKWARD_KERNELS", 2.0)  # 4 cast gradients at 3.5 us
     assert _lora_gap("1.8b", 256) == pytest.approx(0.141, abs=0.001)

@@ -114,17 +114,19 @@ def test_a_stated_lora_dropout_is_one_kernel_more_each_way_an_adapter():
 def test_fp32_adapters_under_autocast_add_their_casts_to_the_floor():
     # lora48: peft v0.5.0 keeps lora_A / lora_B in fp32 on a 16-bit base (update_layer moves them by device only) and
     # Linear.forward casts x to their dtype; under torch autocast each adapted linear then runs, a forward pass,
-    # PEFT's x.to(fp32) (from Python, 31 us) and autocast's casts of lora_A's input and both weights (3, issued in
-    # C++, 7 us), and backward the four casts' gradients (7 us). All-linear, 7 adapters: forward 66 + 7 = 73 Python
-    # kernels twice at 31 us, 21 autocast kernels twice and 86 + 28 = 114 backward at 7 us:
-    # 73 x 2 x 31 + (42 + 114) x 7 = 5.618 ms a layer (4.694 at base).
+    # PEFT's x.to(fp32) (a bare op issued from Python, 7 us: fix48l, after aud48l; lora48 had 31 us) and autocast's
+    # casts of lora_A's input and both weights (3, issued in C++, 7 us assumed), and backward the four casts'
+    # gradients (7 us). All-linear, 7 adapters: forward 66 module kernels twice at 31 us, 7 + 21 = 28 bare casts
+    # twice and 86 + 28 = 114 backward at 7 us: 66 x 2 x 31 + (56 + 114) x 7 = 5.282 ms a layer (4.694 at base;
+    # 5.618 with x.to at 31 us).
     fp32 = _spec(lora={"rank": 64, "targets": "all-linear", "adapter_dtype": "fp32"})
     assert fp32.lora.adapter_dtype == "fp32" and _spec().lora.adapter_dtype == "base"
-    assert lora_host.kernels_per_layer(fp32) == (73.0, 114.0)
+    assert lora_host.kernels_per_layer(fp32) == (66.0, 114.0)
     assert lora_host.autocast_kernels_per_layer(fp32) == 21.0
-    assert lora_host.host_seconds_per_layer(fp32) == pytest.approx(5.618e-3, abs=1e-6)
+    assert lora_host.bare_op_kernels_per_layer(fp32) == 28.0
+    assert lora_host.host_seconds_per_layer(fp32) == pytest.approx(5.282e-3, abs=1e-6)
     assert lora_host.forward_host_seconds_per_step(fp32) == pytest.approx(
-        (73 * 31e-6 + 21 * 7e-6) * 32 * 8, rel=1e-9
+        (66 * 31e-6 + 28 * 7e-6) * 32 * 8, rel=1e-9
     )
     # an fp32 base has nothing to cast; fused adapters pay no floor at all
     assert lora_host.kernels_per_layer(
@@ -139,6 +141,22 @@ def test_fp32_adapters_under_autocast_add_their_casts_to_the_floor():
         "rank": 16,
         "adapter_dtype": "fp32",
     }
+
+
+def test_it_refuses_lora_adapter_dtype_on_an_image_lora_spec():
+    # fix48l (aud48l flag 6): image_model prices its own LoRA kernels and never reads the adapters' dtype, so a
+    # stated lora.adapter_dtype on an image model would be silently ignored: refused, by path.
+    image = {
+        "task": "lora",
+        "model": {"preset": "sd-1.5"},
+        "precision": "fp16",
+        "lora": {"rank": 4, "targets": "attention"},
+        "image": {"resolution_px": 512},
+    }
+    assert parse_workload_spec(image).lora.adapter_dtype == "base"
+    for dtype in ("fp32", "base"):
+        with pytest.raises(WorkloadSpecError, match="lora.adapter_dtype.*language models only"):
+            parse_workload_spec(image | {"lora": image["lora"] | {"adapter_dtype": dtype}})
 
 
 def test_qwen1_names_state_its_five_linears():
