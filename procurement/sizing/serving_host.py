@@ -68,7 +68,9 @@ The GPU's work reads the KV cache EAGER_KV_CACHE_PASSES = 3 times a step (torch.
 with inference.attn_implementation; unstated, the layer follows the preset's architecture, presets.PRESET_EAGER_LAYERS).
 That count is a floor, not an estimate: where the GPU binds, Qwen2.5's speed benchmark (transformers 4.46) needs
 about 1.7-2.1x the counted passes (the GPU-bound published Qwen2.5 steps, aud45h), Qwen-1's README 8k rows up to 6.1
-passes against 3.
+passes against 3. decode48b: on a 2-byte cache the copies among the counted passes run PyTorch's element-at-a-time
+kernels and cost EAGER_2BYTE_COPY_PASS_RATIO (2.057) passes each (kv_cache_pass_seconds_equivalent), which lands the
+Qwen2.5 rows stated as run.
 gpt-fast's eager model writes its cache in place (KVCache.update, k_out[:, :, input_pos] = k_val; stored id
 5887513086), no copy: no spec value states it (hf_eager is transformers'), and its one row is host-bound.
 Not fitted on any row: the Qwen README's seven single-A100 rows check the Qwen-1 count
@@ -155,8 +157,16 @@ QUANT_KERNEL_STEP_RATIO = {"unstated": 1.0, "exllama": 33.711 / 36.958}
 # stay host-bound (GPU 9.9 / 16.8 / 2.6 ms). Batch 8 (reconstruction, below) is not on this constant. The form
 # adds no separate weight read (each row's blocks read the weights themselves); weights read once + the per-row
 # cost, fitted the same way (12.39 ms a row), puts the 72B row at 114.9 ms, -23.1%.
-EXLLAMA_ROW_SECONDS_PER_WEIGHT = (  # 3.0: EAGER_KV_CACHE_PASSES (defined below)
-    (2.0 - 3.0 * 0.88159 / 37.25 - 3.0 * 1.76318 / 54.14) / (2.0 / 37.25 + 4.0 / 54.14) * 1e-3 / 12.688184e9
+# decode48b: the fit rows' KV term in the engine's pass-equivalents (kv_cache_pass_seconds_equivalent: an fp16 cache,
+# the llama layer's 3 passes of which 2 are the cat's copies at EAGER_2BYTE_COPY_PASS_RATIO, 2.057: 5.114, was 3.0);
+# refitted the same way, x = 13.42 ms a row, 1.0579e-12 s a weight; the fit rows' errors are unchanged by the form
+# (31.35 / 62.71 ms). Held out: see tests/procurement/outside (optimum @4e987762 batch 4; Qwen-72B-Chat-Int4).
+_EXLLAMA_FIT_KV_PASSES = 3.0 + 2.0 * (2.0 * 2.744544 / 2.668288 - 1.0)
+EXLLAMA_ROW_SECONDS_PER_WEIGHT = (
+    (2.0 - _EXLLAMA_FIT_KV_PASSES * 0.88159 / 37.25 - _EXLLAMA_FIT_KV_PASSES * 1.76318 / 54.14)
+    / (2.0 / 37.25 + 4.0 / 54.14)
+    * 1e-3
+    / 12.688184e9
 )
 # AutoGPTQ 0.4's exllama reconstructs fp16 weights and runs cuBLAS from this many rows (matmul_recons_thd)
 EXLLAMA_RECONS_ROWS = 8
@@ -177,6 +187,7 @@ EXLLAMA_RECONS_BYTES_PER_WEIGHT = 4.0
 # 4.46: about 1.7-2.1x the counted passes where its steps are GPU-bound, aud45h's 72B 6,144 / 14B 14,336 / 7B 14,336
 # rows 33 / 23.6 / 36 passes against 19 / 13 / 17; the 1.2-1.6x quoted before was the growth from a host-bound
 # input-1 step; Qwen-1's README 8k rows 2.9-6.1 passes where the code makes 3), so the answer says "at least".
+# decode48b: the Qwen2.5 shortfall is the copies' rate, not their count (kv_cache_pass_seconds_equivalent below).
 EAGER_KV_CACHE_PASSES = 3.0
 # Grouped-KV code that repeats the cache per query head before attention: transformers' repeat_kv
 # (hidden_states[:, :, None].expand(...).reshape(...), a copy unless n_rep = heads / kv heads is 1) reads the
@@ -225,6 +236,46 @@ def kv_cache_passes(spec) -> float:
         return 1.0
     n_rep = repeats_kv(spec)
     return EAGER_KV_CACHE_PASSES + (2.0 * n_rep if n_rep else 0.0)
+
+
+# The eager loop's cache copies (the cat's read + write, repeat_kv's read and n_rep writes) on a 2-byte cache run
+# PyTorch's element-at-a-time kernels, not the vectorized ones the engine's read rate stands for: torch.cat of bf16 /
+# fp16 tensors takes CatArrayBatchedCopy_contig (one 2-byte element a thread; the wide-load kernel, pytorch#102815,
+# is 32 / 64-bit only; 8-byte loads for 2-byte dtypes only from pytorch#150233, 2025) and repeat_kv's expand +
+# reshape copy (a stride-0 source) takes gpu_kernel's legacy OffsetCalculator path (CUDALoops.cuh: vectorized only
+# when contiguous), at every torch release the published eager rows state (2.0.1-2.3.1). Size, measured, not
+# fitted: pytorch#150233's own "before" benchmark, torch.cat of the same shapes in fp32 (vectorized) and bf16
+# (scalar): 2.744544 / 2.668288 ms (B 20,000; 1.326848 / 1.303792 at 10,000): the bf16 cat moves half the bytes
+# in the same time, an element rate, so a 2-byte copy pass costs 2 x 2.744544 / 2.668288 = 2.057 passes at the
+# vectorized rate (2.035 at 10,000; 1.90 at its smallest size, 1,000). Consistent, not used: pytorch#195542's A100
+# base-build bf16 -> fp32 copy_ on the same element-at-a-time path, 67,108,864 elements in 362.46 us, 185 G
+# elements/s, which for a 2 + 2-byte copy is 0.74 TB/s, 1.93x under the engine's 0.7 x 2,039 GB/s. Flash-attn's
+# read of the result is not slowed: flash_attn_func at one query row reads its cache at 0.87-0.90 of the card's
+# bandwidth (flagos-ai/FlagAttention PR #17, RTX 3090, batch 2, 32 x 64 / 16 x 128 heads, 16k-512k keys; the engine
+# charges 0.7). Held out (decode48b, no fit): [QW25SPEED] Qwen2.5 (QwenLM/Qwen2.5 @010c37c3 speed_benchmark.rst,
+# A100 80GB, torch 2.3.1, transformers 4.46.0, stated as run: qwen2 / flash_attention_2), GPU-bound rows
+# 14B 14,336 / 30,720, 72B 6,144 (2 GPUs) / 14,336 / 30,720 (3 GPUs), 7B 30,720: see
+# tests/procurement/outside/test_outside_eager_copy_rate_audit_stop48b.py for the errors. A release with
+# pytorch#150233 (torch 2.8 on) overcharges the cat; the spec states no torch release.
+EAGER_2BYTE_COPY_PASS_RATIO = 2.0 * 2.744544 / 2.668288
+
+
+def kv_copy_passes(spec) -> float:
+    """Of kv_cache_passes, the copies: the cat's read and write (2), and repeat_kv's read and n_rep writes where the
+    stated code repeats the cache (1 + n_rep); 0 outside an eager loop."""
+    if not applies(spec):
+        return 0.0
+    n_rep = repeats_kv(spec)
+    return 2.0 + (1.0 + n_rep if n_rep else 0.0)
+
+
+def kv_cache_pass_seconds_equivalent(spec) -> float:
+    """kv_cache_passes in passes at the engine's read rate: on a 2-byte cache (bf16 / fp16) each copy pass costs
+    EAGER_2BYTE_COPY_PASS_RATIO (PyTorch's element-at-a-time copy kernels); attention's reads cost one."""
+    passes = kv_cache_passes(spec)
+    if getattr(spec.inference, "kv_cache_dtype", "bf16") not in ("bf16", "fp16"):
+        return passes
+    return passes + kv_copy_passes(spec) * (EAGER_2BYTE_COPY_PASS_RATIO - 1.0)
 
 
 def applies(spec) -> bool:
@@ -326,13 +377,23 @@ def text(spec) -> str:
         f"asynchronous), whose attention moves the KV cache at least {kv_cache_passes(spec):.0f} times a step "
         "(torch.cat copies the past keys and values into a new tensor before attention reads it"
         + _repeat_text(spec)
-        + "; where the GPU binds, published eager steps need about 1.7-2.1x the counted passes (the GPU-bound "
-        "published Qwen2.5 steps, transformers 4.46) and up to 2 times on Qwen-1's 8,192-token rows, so this is a "
-        "floor). "
+        + _copy_rate_text(spec)
+        + "; Qwen-1's 8,192-token rows need up to 2 times the counted passes, so this is a floor). "
         + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
         + "; "
         + _harness_text(spec)
         + _quant_kernel_text(spec)
+    )
+
+
+def _copy_rate_text(spec) -> str:
+    if kv_cache_pass_seconds_equivalent(spec) == kv_cache_passes(spec):
+        return ""
+    return (
+        f"; on this 2-byte cache the {kv_copy_passes(spec):.0f} copy passes run PyTorch's element-at-a-time kernels "
+        f"and cost {EAGER_2BYTE_COPY_PASS_RATIO:.2f} passes each at the read rate (pytorch#150233's bf16 / fp32 cat "
+        f"benchmark; torch 2.0-2.7), {kv_cache_pass_seconds_equivalent(spec):.1f} pass-equivalents, which lands the "
+        "GPU-bound published Qwen2.5 steps (transformers 4.46, torch 2.3.1)"
     )
 
 

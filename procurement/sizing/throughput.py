@@ -1093,8 +1093,9 @@ def inference_throughput(
     # an eager loop's exllama linears: its GEMV runs each row (stream) again; from 8 rows it reconstructs fp16
     # weights for cuBLAS (serving_host.quant_kernel_gemm_seconds); gemm_s unchanged otherwise
     gemm_s = serving_host.quant_kernel_gemm_seconds(spec, gemm_s, weight_read, read_rate, tp)
-    # an eager transformers loop copies the cache with torch.cat before attention reads it (3 passes, not 1)
-    kv_passes = serving_host.kv_cache_passes(spec)
+    # an eager transformers loop copies the cache with torch.cat before attention reads it (3 passes, not 1), on a
+    # 2-byte cache with PyTorch's element-at-a-time copy kernels (serving_host.kv_cache_pass_seconds_equivalent)
+    kv_passes = serving_host.kv_cache_pass_seconds_equivalent(spec)
     attention_s = np.maximum(
         concurrency * kv_passes * kv_read / read_rate, concurrency * decode_attention / flop_rate
     )

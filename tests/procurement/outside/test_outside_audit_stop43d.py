@@ -337,5 +337,6 @@ def test_qwen_72b_decode_on_two_a100_layer_split_within_15_percent(bundled_catal
     report = qwen_report(QWEN_MODELS["72b"], quantization, {"gpus": 2, "pipeline_parallel": 2})
     assert report["candidates"][0]["verdict"] in {"fits", "tight", "oversized"}
     speed = report["throughput"]["decode_tokens_per_second_per_stream"]
-    assert speed == pytest.approx({"none": 9.51, "int8": 13.92}[quantization], rel=0.02)
+    # decode48b: BF16 9.51 (+12.1%) -> 9.16 (+8.0%), the cat's 2 copy passes at 2.057 each on the bf16 cache
+    assert speed == pytest.approx({"none": 9.16, "int8": 13.92}[quantization], rel=0.02)
     assert speed == pytest.approx(published, rel=0.15)
