@@ -692,19 +692,41 @@ PCIE_LL_HOP_LATENCY = Assumption(
     "seconds per ring step inside a node over PCIe",
     "NCCL tuning.cc @v2.19.3-1 line 71 hwLat, PCI ring / LL (LL128 is off over PCIe, lines 287-291).",
 )
-# A tensor-parallel all-reduce as measured on the card and group it ran on, where NCCL's cost model (above) is
-# not the time: nccl-tests all_reduce_perf on one node of 8 A100-SXM4-80GB (NVSwitch, NVLink 3: 12 links of 25
-# GB/s), one MPI rank a GPU (mpirun -np 8 -N 8 ... -b 8 -e 4G -f 2 -g 1, the way TensorRT-LLM runs its ranks),
-# float sum, out-of-place time in us; a public write-up stored in the GitHub index (find_string id 33201577724,
-# host "thanos"; NCCL from the nvidia-nccl-cu12 wheel with OpenMPI 5.0.5 and UCX 1.17.0, release not printed:
-# the 2.19.3-2.22.3 tuning.cc ring LL128 / NVLink constants this engine uses are the same in each). From 4 MB
-# to 32 MB the measured call is 1.11-1.26x NCCL's model (8 MB: 130.6 us against 107.1 us), at 1 MB 0.83x
-# (37.9 against 45.6 us): the model is NCCL's choice of protocol, not a time. Used as the call's cost for a
-# TP 8 group of Ampere parts on NVLink (the A100 SXM4), log-interpolated in the message size; other groups
-# keep NCCL's model (no measurement of theirs is cited). Not fitted to any serving row. Held out: TRT9 A100
-# FP16 Llama 2 70B TP 8 batch 512 128/2,048 (test_serving_published.py) +18.9% -> +13.4%; [TRT5] A100 Falcon
-# 180B TP 8 first token at 128 tokens -15.8% -> -13.9% (test_outside_audit_stop43s.py); the A100 TP 8 Llama 2
-# 70B first token (test_outside_audit_stop42a.py, passing) and the Falcon 180B A100 TP 8 rows (NOTES, serve48b).
+# A tensor-parallel all-reduce as measured on the card and group it ran on, where NCCL's cost model (above) is not
+# the time: nccl-tests all_reduce_perf on one node of 8 A100-SXM4-80GB (NVSwitch, NVLink 3: 12 links of 25 GB/s),
+# one MPI rank a GPU (mpirun -np 8 -N 8 ... -b 8 -e 4G -f 2 -g 1, the way TensorRT-LLM runs its ranks: [TRT5]'s
+# `mpirun -n 8 ... gptSessionBenchmark`), float sum, out-of-place time in us. Source: a Chinese write-up (build
+# OpenMPI 5.0.5 / UCX 1.17.0 / nccl-tests against the nvidia-nccl-cu12 wheel, host "thanos") stored in the GitHub
+# index as read_file / find_string id 33201577724; the index names no repository, path or commit for it (read_file
+# by id names none; aud48n's find_string / search found none), and the NCCL release is unknown (the wheel's version
+# is not printed; tuning.cc's ring LL128 / NVLink constants are the same from 2.19.3 to 2.22.3). From 4 MB to 32 MB
+# the measured call is 1.11-1.26x NCCL's model (8 MB: 130.6 us against 107.1 us), at 1 MB 0.83x (37.9 against 45.6).
+# Spread (fix48n): four 8 x A100 sweeps are published; this one-rank-a-GPU run is the fastest at every size 1-128
+# MB, and the three others ran one process driving 8 GPUs (-g 8): the same host's -g 8 run (id 33201577724), [DKH]
+# id 69473998636 (NCCL 2.19.3, A100-SXM4-80GB) and [A40G] id 26203046415 (A100-SXM4-40GB) take 1.39-2.08x it at 1
+# MB, 1.07-1.96x at 2 MB, 1.24-1.40x at 8 MB and 1.07-1.13x at 64 MB. The table keeps the one-rank-a-GPU run because
+# the difference is the launch shape, not the host: both -g 8 runs with small rows printed sit on a 35-42 us floor
+# from 8 B to 64 KB (thanos 38.4-42.1, dkh 34.8-37.5 us) where one rank a GPU on the same thanos host floors at
+# 17.9-31.8 us, and at 32-128 MB the three -g 8 runs (three hosts, both cards) agree within 6% of one another while
+# the one-rank-a-GPU run is 0.86-0.94x them (at 1-16 MB they spread 1.13-1.84x). Not a median: a per-size median of
+# the four moves the passing [TRT8] Falcon 180B TP 8 first token at 2,048 tokens out (463.0 ms: +14.4% -> +16.1%).
+# Used as the call's cost for a TP 8 group of Ampere parts on NVLink whose link is this run's
+# (A100_TP8_ALLREDUCE_LINK_GBPS: both A100 SXM4 parts, 40 GB and 80 GB, share the NVLink 3 switch, so the 40 GB part
+# pays the 80 GB run too; its own -g 8 run is 0.95-0.98x the 80 GB -g 8 runs at 32-128 MB but 1.08-1.84x at 1-16 MB,
+# a -g 8 fixture of unknown release not used: no one-rank-a-GPU 40 GB run is published), log-interpolated in the
+# message size; above 4 GiB, at the last row's bus bandwidth (232.8 GB/s); other groups keep NCCL's model (no
+# measurement of theirs is cited). Not fitted to any serving row. Held out: TRT9 A100 FP16 Llama 2 70B TP 8 batch
+# 512 128/2,048 (test_serving_published.py) +18.9% -> +13.4%; [TRT5] A100 Falcon 180B TP 8 first token at 128 tokens
+# -15.8% -> -13.9% (test_outside_audit_stop43s.py); the A100 TP 8 Llama 2 70B first token
+# (test_outside_audit_stop42a.py, passing) and the Falcon 180B A100 TP 8 rows (NOTES, serve48b); [TRT9] Falcon 180B
+# first token at 2,048 tokens +13.3% -> +16.2% (moved out; aud48n's strict xfail). It does not describe TensorRT-LLM
+# v0.9.0's own kernels: there the AllReduce plugin's AUTO strategy runs NCCL only above the custom-kernel workspace
+# (allreducePlugin.cpp @b57221b7 selectImplementation: `if (messageSize > maxWorkspaceSize) return RING;` ... `if
+# (messageSize < 500 * 1000) return ONESHOT; return TWOSHOT;`, the workspace 8,000,000 B above 2 ranks in
+# customAllReduceUtils.h getMaxRequiredWorkspaceSize), so the 3.8 MB Falcon first-token call of v0.9.0 ran TWOSHOT,
+# whose time on 8 A100s no published run gives.
+# The run's link: 300 GB/s a direction (12 x 25 GB/s, the page's nvidia-smi nvlink -s) x COMM_EFFICIENCY.
+A100_TP8_ALLREDUCE_LINK_GBPS = 240.0
 A100_TP8_ALLREDUCE_BYTES = tuple(2.0**k for k in range(3, 33))  # 8 B to 4 GiB, the run's -b 8 -e 4G -f 2
 A100_TP8_ALLREDUCE_SECONDS = tuple(
     float(us) * 1e-6

@@ -41,6 +41,7 @@ from procurement.sizing import (
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     A100_TP8_ALLREDUCE_BYTES,
+    A100_TP8_ALLREDUCE_LINK_GBPS,
     A100_TP8_ALLREDUCE_SECONDS,
     ACHIEVED_BANDWIDTH_FRACTION,
     COMM_OVERLAP,
@@ -1173,9 +1174,12 @@ def tp_allreduce_call_seconds(tp, message_bytes: float, link, generation=None, n
     LL128 off; None: NVLink. Large messages at TP 4-8 pay the Simple or LL128 pipeline's 2(t-1) hops (TP 8:
     56 us on Simple over NVLink) on top of their bytes. Never below TP_ALLREDUCE_LATENCY plus the bytes:
     nccl-tests' small-message latency, which includes the kernel launch that tuning.cc leaves out. A TP 8 group
-    of Ampere parts on NVLink (the A100 SXM4) pays instead the call as nccl-tests measured it on 8 A100 SXM4
-    (assumptions.A100_TP8_ALLREDUCE_SECONDS, log-interpolated in the message size): 1.11-1.26x the model from 4
-    to 32 MB."""
+    of Ampere parts on NVLink at the measured run's link (``link`` = assumptions.A100_TP8_ALLREDUCE_LINK_GBPS,
+    240 GB/s: the A100 SXM4, 80 GB and 40 GB alike, the 40 GB part priced at the 80 GB part's run) pays instead
+    the call as nccl-tests measured it on 8 A100-SXM4-80GB, one rank a GPU (assumptions.A100_TP8_ALLREDUCE_SECONDS,
+    log-interpolated in the message size; above its last row, 4 GiB, that row's time scaled by the bytes, i.e. at
+    its bus bandwidth): 1.11-1.26x the model from 4 to 32 MB. Another link on the same group keeps the model.
+    The table is NCCL's ring; TensorRT-LLM's own ONESHOT / TWOSHOT kernels (v0.9.0 below 8 MB) are not in it."""
     tp = np.asarray(tp, dtype=float)
     steps = 2.0 * (tp - 1.0)
     over_nvlink = np.asarray(True if nvlink is None else nvlink, dtype=bool)
@@ -1194,10 +1198,19 @@ def tp_allreduce_call_seconds(tp, message_bytes: float, link, generation=None, n
     fastest = np.minimum(np.minimum(simple, low_latency), np.where(ll128_enabled, ll128, np.inf))
     modelled = np.maximum(fastest, TP_ALLREDUCE_LATENCY.value + bytes_s)
     # a group whose calls were measured (8 A100 SXM4 on NVSwitch, nccl-tests): the measured time
-    measured = np.interp(
-        np.log(np.clip(message_bytes, A100_TP8_ALLREDUCE_BYTES[0], A100_TP8_ALLREDUCE_BYTES[-1])),
-        np.log(A100_TP8_ALLREDUCE_BYTES),
-        A100_TP8_ALLREDUCE_SECONDS,
+    message = np.asarray(message_bytes, dtype=float)
+    largest, largest_s = A100_TP8_ALLREDUCE_BYTES[-1], A100_TP8_ALLREDUCE_SECONDS[-1]
+    measured = np.where(
+        message > largest,
+        largest_s * message / largest,  # beyond the run's 4 GiB: its last row's bus bandwidth
+        np.interp(
+            np.log(np.clip(message, A100_TP8_ALLREDUCE_BYTES[0], largest)),
+            np.log(A100_TP8_ALLREDUCE_BYTES),
+            A100_TP8_ALLREDUCE_SECONDS,
+        ),
     )
-    on_measured = (tp == 8.0) & (_array(generation, 0.0) == 80.0) & over_nvlink
+    on_measured_link = np.isclose(
+        np.asarray(link, dtype=float), A100_TP8_ALLREDUCE_LINK_GBPS * 1e9, rtol=1e-6
+    )
+    on_measured = (tp == 8.0) & (_array(generation, 0.0) == 80.0) & over_nvlink & on_measured_link
     return np.where(on_measured, measured, modelled)
