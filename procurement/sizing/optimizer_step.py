@@ -4,23 +4,40 @@ A short step (a few hundred tokens a GPU) spends as long reading and writing the
 matmuls: the MFU the engine uses was fitted on steps of 10^5-10^6 tokens, where this once-a-step pass is a
 fraction of a percent, so it is counted here, as llm.c's is (mfu.llm_c_step_bytes_per_token).
 
-Counted from pytorch/pytorch@002d2f0bb40cf08beb74bce80f52ce4f2eda46a0 torch/optim/adamw.py
-_multi_tensor_adamw (capturable False, weight_decay != 0, not amsgrad), the implementation
-torch.optim.AdamW picks on CUDA when neither foreach nor fused is given (_default_to_fused_or_foreach(...,
-use_fused=False)), in element reads + writes over every trainable tensor: _foreach_mul_(params, 1 - lr * wd)
-2; _foreach_lerp_(exp_avgs, grads) 3; _foreach_mul_(exp_avg_sqs, beta2) 2; _foreach_addcmul_(exp_avg_sqs,
-grads, grads) 3; _foreach_sqrt(exp_avg_sqs), a new tensor, 2; _foreach_div_ 2; _foreach_add_(eps) 2;
+Counted from the release the audited runs used: torch 2.13.0 (pytorch/pytorch@cf30153c4c131c8164ee7798e5022d810682e2cb,
+the git_version of the venv's torch/version.py; requirements-bench.txt pins it), where torch/optim/adamw.py line 20
+`class AdamW(Adam)` passes decoupled_weight_decay=True and torch/optim/adam.py _multi_tensor_adam (line 553;
+capturable False, weight_decay != 0, not amsgrad) is the implementation AdamW picks on CUDA when neither foreach
+nor fused is given (adam.py line 938, _default_to_fused_or_foreach(..., use_fused=False)). The audited row's torch 2.7.1 run
+(@0a179c1e) and the held-out torch 2.9.0 run (@a99942694) were not re-read at their releases; the count replaces
+the earlier reading at @002d2f0bb40c (a torch ~2.2 adamw.py, its own _multi_tensor_adamw, the same sequence). In
+element reads + writes
+over every trainable tensor: _foreach_mul_(params, 1 - lr * wd) 2; _foreach_lerp_(exp_avgs, grads) 3;
+_foreach_mul_(exp_avg_sqs, beta2) 2; _foreach_addcmul_(exp_avg_sqs, grads, grads) 3 (24 nominal with the
+gradient passed twice, as aud48p's TorchDispatchMode trace of 2.13 shows; its second read of the same element is
+counted once); _foreach_sqrt(exp_avg_sqs), a new tensor, 2; _foreach_div_ 2; _foreach_add_(eps) 2;
 _foreach_addcdiv_(params, exp_avgs, denominators) 4 = 20. Clipping (HF Trainer's max_grad_norm 1.0, the PEFT
-MetaMathQA harness's grad_norm_clip 1.0), pytorch/pytorch@01a57d87bd4826d1f528b2dc47360a8087b34f5a
-torch/nn/utils/clip_grad.py: _foreach_norm(grads) 1 and _foreach_mul_(grads, clip_coef) 2 = 3. All at the
-parameters' 16-bit width under pure 16-bit training (params, gradients, exp_avg and exp_avg_sq in the
-model's dtype), at assumptions.achieved_bandwidth_fraction of the card's bandwidth.
+MetaMathQA harness's grad_norm_clip 1.0), torch/nn/utils/clip_grad.py of the same release: _foreach_norm(grads) 1
+(line 95) and _foreach_mul_(grads, clip_coef) 2 (line 173) = 3. All at the parameters' 16-bit width under pure
+16-bit training (params, gradients, exp_avg and exp_avg_sq in the model's dtype), at
+assumptions.achieved_bandwidth_fraction of the card's bandwidth.
 
-Applies to language-model training with master_weights_fp32 false, optimizer adamw and the unstated stack
-(training_stack other): Megatron, MaxText and torchtitan step fused or sharded optimizers of their own, llm.c
-counts its adamw_kernel3 in its efficiency, mixed-precision (fp32 master) runs often step a fused AdamW
-(apex, DeepSpeed, transformers' adamw_torch_fused), and image runs' pure-bf16 optimizers are per-tensor
-loops (image_model.optimizer_host_seconds).
+Scope: the FOREACH path only. Applies to language-model training with master_weights_fp32 false, optimizer adamw,
+the unstated stack (training_stack other) and no optimizer offload (parallelism.offload none: ZeRO-Offload steps
+the optimizer on the CPU, its time is OFFLOAD_OVERHEAD's). Megatron, MaxText and torchtitan step fused or sharded
+optimizers of their own, llm.c counts its adamw_kernel3 in its efficiency, and image runs' pure-bf16 optimizers
+are per-tensor loops (image_model.optimizer_host_seconds). Not told apart, so charged as foreach: a FUSED AdamW.
+transformers' Trainer defaults to adamw_torch_fused on torch >= 2.8 (huggingface/transformers@fd798335c275520af034c678b35e8167820c7c80
+src/transformers/training_args.py: `if is_torch_greater_or_equal_than_2_8: default_optim = "adamw_torch_fused"`),
+one torch._fused_adamw_ kernel (adam.py _fused_adam, line 877: param, grad, exp_avg, exp_avg_sq read, the three
+states written, 7 accesses) + clipping 3 = 10, not 23: a pure-16-bit HF Trainer run on torch >= 2.8 is charged
+about 2.3x its optimizer traffic (no spec value states foreach vs fused; docs/workload-spec.md says so).
+Not checked, and NOT a mechanism boundary: fp32 master weights (master_weights_fp32 true). A foreach or per-tensor
+AdamW over fp32 states is a large share of a short mixed-precision step too (aud48p: transformers' adamw_hf over
+bert-large's fp32 masters on a V100, 45 ms, 21% of the published 0.2146 s fp16 AMP step), and is not counted.
+Not counted either: any other optimizer's step. Adafactor prices at nothing while AdamW pays, so on short steps the
+engine orders them the wrong way round (aud48p: the transformers docs' V100 pair, Adafactor / AdamW 0.898
+published, 1.063 here).
 
 Checked, not fitted, on huggingface/peft method_comparison/MetaMathQA (one L40S, Llama-3.2-3B, pure bf16, torch
 AdamW, grad_norm_clip 1.0, batch 4 of ~210 tokens; run.py times each step from tic to toc, evaluations outside).
@@ -29,7 +46,8 @@ At @5d602fdbff04c33c1c4de55cda9d4ae1d7cb7e40 (torch 2.13): the full fine-tune's 
 harness's ln_tuning step (results/ln_tuning--llama-3.2-3B-default.json, 175,104 trainable parameters, 7,959
 tokens/s, 0.1055 s) less the weight-gradient GEMMs' third of the full fine-tune's FLOPs at the engine's rate
 (0.0426 s) leaves 0.215 s; the count gives 23 x 2 B x 3,212,749,824 = 147.8 GB at 0.70 x 864 GB/s = 0.244 s
-(+14%). The audited row (@0a179c1e8659ab4f7df0369b9b03943cfe470ff1, 2,310 tokens/s) goes from 6,537 (+183.0%)
+(+14%): the term is ~14% large on this row while the engine's own short-step compute is fast (the LoRA rows'
+finding, ln_tuning's 0.1055 s against the engine's frozen-base step), and the two partly cancel. The audited row (@0a179c1e8659ab4f7df0369b9b03943cfe470ff1, 2,310 tokens/s) goes from 6,537 (+183.0%)
 to 2,253 (-2.5%). No other row of the folder holds a large trainable set in 16 bits: the LoRA rows' adapters are
 fp32 under a bf16 base (autocast_adapter_dtype), 18.35M parameters at r 64, ~3 ms a step; osf's 194.5M runs
 its own per-step projections. No language-model case of the validation table states pure 16-bit AdamW on the
@@ -49,9 +67,11 @@ CLIP_GRAD_NORM_ACCESSES = 3.0
 
 
 def applies(spec: WorkloadSpec) -> bool:
-    """A pure-16-bit language-model training run stepping torch's AdamW on the unstated stack."""
+    """A pure-16-bit language-model training run stepping torch's foreach AdamW on the GPU on the unstated stack
+    (no optimizer offload: ZeRO-Offload steps the optimizer on the CPU)."""
     return (
         spec.is_training
+        and spec.parallelism.offload == "none"
         and spec.model.image_arch is None
         and not spec.master_weights_fp32
         and spec.optimizer == "adamw"
