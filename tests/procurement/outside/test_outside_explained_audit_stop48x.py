@@ -49,7 +49,7 @@ def test_a_rate_fitted_without_the_a100_rows_lands_them(monkeypatch):
     sized = [xqa._sized_and_implied(*r)[0] for r in A100_MISTRAL_LONG]
     assert sized[0] == pytest.approx(3960.6, abs=1.0)
     assert sized[1] == pytest.approx(1453.1, abs=1.0)
-    for s, r in zip(sized, A100_MISTRAL_LONG):
+    for s, r in zip(sized, A100_MISTRAL_LONG, strict=True):
         assert s == pytest.approx(r[7], rel=SPEED)
     # at the ends of the held-out set's own range the A100 rows stay inside 15% too
     for end in (min(implied), max(implied)):
