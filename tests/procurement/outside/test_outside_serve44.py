@@ -144,6 +144,15 @@ FALCON_DECODE = (
     "from L2 would be a per-card fit. A spec could state the decode attention kernel (shared across a KV group "
     "or per query head); no field does"
 )
+# audx48a (stop 48): the two long-output rows whose size misses 15% lose the EXPLAINED label (reason text only).
+AUDX48A_WITHDRAWN = {
+    ("h200-sxm-141gb", 4, 1024, 128, 2048): (
+        "UNEXPLAINED (withdrawn by audx48a: (b) fails: the size this reason gives for this row, the per-query-head bytes at 3.7 TB/s, reads 794.5 (-19.7%) against the published 990, outside 15% (the row implies 5.57 TB/s where the same card's 2,048/2,048 row implies 3.43; test_outside_xqa_stop45.py pins it as its own strict xfail); (a) and (c) stand, but a mechanism without a size inside the target is not EXPLAINED): "
+    ),
+    ("h100-sxm5-80gb", 8, 1024, 128, 2048): (
+        "UNEXPLAINED (withdrawn by audx48a: (b) fails: the size this reason gives for this row, the per-query-head bytes at 3.7 TB/s, reads 704.4 (-15.8%) against the published 837, outside 15% (the row implies 5.32 TB/s where the same card's 2,048/2,048 row implies 3.55; test_outside_xqa_stop45.py pins it as its own strict xfail); (a) and (c) stand, but a mechanism without a size inside the target is not EXPLAINED): "
+    ),
+}
 FALCON_ROWS = [
     # (gpu, precision, tp, batch, prompt, output, published, ours at serve44)
     ("h200-sxm-141gb", "fp8", 4, 1024, 128, 128, 1118, None),  # -7.4%
@@ -175,6 +184,7 @@ def _falcon_param(row):
             ours=ours,
             err=ours / published - 1,
         )
+        reason = AUDX48A_WITHDRAWN.get((gpu, tp, batch, prompt, output), "") + reason
         marks = (pytest.mark.xfail(strict=True, reason=reason),)
     return pytest.param(gpu, precision, tp, batch, prompt, output, published, marks=marks)
 
