@@ -306,6 +306,10 @@ _QWEN_72B_2GPU = {
     "none": (8.48, None),
     "int8": (
         9.05,
+        "UNEXPLAINED (withdrawn by audx48b: (b) fails: the 0.53 is fitted on this row's own 9.05 tokens/s (110.5 ms "
+        "= 1 / 9.05) and even so lands at +16%, outside 15%; (a) cites no AutoGPTQ kernel source (repo@commit, "
+        "lines); ours today 13.187 (+45.7%), under the test's stale 13.92 pin; lead: the README's 7B / 14B Int8 / BF16 "
+        "ratios, 0.915 / 0.909, are a held-out size to try): "
         "EXPLAINED: Qwen-72B Int8 on 2 x A100 (pipeline 2): published 9.05 tokens/s, ours 14.69 (+62%; cls45d: 13.92, "
         "+53.8%, "
         "with the eager loop's 3 passes over the KV cache). The engine reads the "

@@ -231,6 +231,11 @@ def test_yolo11s_colab_t4_gpu_mem(bundled_catalog, tmp_path):
 
 
 RF_Y8S_MEMORY_REASON = (
+    "UNEXPLAINED (withdrawn by audx48b: (b) fails: the counted 8.0.x assigner (104 B a slot) reaches -24.9% to"
+    " -20.2% against 10.9G, outside 15%; the last 2.2-2.7 GB is sized only by this log's own climb, and the reason"
+    " itself says fragmentation and the densest batch 'either fits the climb, no log separates them', so no proof"
+    " excludes a one-step need; its ~27 boxes a frame is reasoning, not a published count; (a) read at 8.0.6 /"
+    " 8.0.35, not 8.0.9): "
     "EXPLAINED: [RF-Y8S] YOLOv8s, batch 16, 800 px on a Colab T4 (Ultralytics 8.0.9, torch 1.13.1): published"
     " GPU_mem 10.9G (epochs 4-25; 7.61G in epochs 1-2, 9.25G in epoch 3) vs product 6.69 GB reserved at "
     "max_objects_per_image 100 (-38.6%). det45 (stop 45): 8.0.9 is not on PyPI; the wheels on either side of "
