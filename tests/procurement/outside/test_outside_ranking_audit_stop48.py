@@ -325,7 +325,9 @@ R_FLUX_FP8 = (
     "diffusers 0.33.1 FluxPipeline.from_pretrained ignores quantization_config, so the published 'TorchAO FP8' "
     "is the FP16 run (7.28 vs its FP16 7.23 s, +0.7%). The rest is the eager DiT undercount its BF16 sibling "
     "shows (-24.1%); lead (fp8img48, counted, not fitted): diffusers 0.33.1's fp32 q/k RMSNorm "
-    "(normalization.py 554-566) and fp32 RoPE (embeddings.py 1204-1213) passes, about 1.6 s an image on the H100; "
+    "(normalization.py 554-566) and fp32 RoPE (embeddings.py 1204-1213) passes, about 1.6 s an image on the "
+    "H100 at DRAM rate (not landable so: probed, it puts two passing L40S FLUX cases at +51% / +34%; their fp32 "
+    "temporaries fit the L40S's 96 MB L2); "
     + COST
     + " (rows 1, 2 and 4, the BF16 case's: lium L40S_4x $14.96 vs 1.52 x 9.838 h = $14.95)."
 )
