@@ -226,7 +226,9 @@ class RecommendationCreate(APIView):
     fit, after the feasible ones, with ``fits: false`` and why). Spot rows carry a ``spot`` object
     (interruption rate and source, checkpoint interval, overhead, verdict, P50/P90 for the first few).
     Feasible rows carry ``cost_breakdown`` {compute, setup, storage, reruns, total} (adding up to
-    ``total_cost``) and ``unit_costs`` (per GPU-hour, per 1M training or generated tokens).
+    ``total_cost``), ``cost_basis`` (what each part is priced on: price, hours and instances; GB, rate and
+    months; the rerun fraction; each part rebuilds to the cent from them) and ``unit_costs`` (per GPU-hour,
+    per 1M training or generated tokens).
     Every row carries ``interconnect``: the node link and fabric, which collective went over which,
     ``communication_share`` (all traffic), ``exposed_communication_share`` (what it adds to the step) and
     a ``summary`` sentence (docs/cost-model.md, "Interconnects and communication"). Serving rows carry

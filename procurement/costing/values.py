@@ -126,6 +126,17 @@ def round_price(price_per_hour: Decimal) -> Decimal:
     return price_per_hour.quantize(PRICE_QUANTUM, ROUND_HALF_UP)
 
 
+# Hours, months and GB a priced row shows keep 6 decimal places: the exact figures its money is priced on
+# (aud48r, stop 48: hours printed to 3 decimals while the compute used the float missed by up to 18 cents)
+QUANTITY_QUANTUM = Decimal("0.000001")
+
+
+def round_quantity(value: float | Decimal) -> Decimal:
+    """Hours, months or GB as the 6-decimal Decimal a row shows and its money is priced on."""
+    exact = value if isinstance(value, Decimal) else Decimal(repr(float(value)))
+    return exact.quantize(QUANTITY_QUANTUM, ROUND_HALF_UP)
+
+
 def convert_currency(
     amount: Decimal,
     *,

@@ -3,15 +3,19 @@
 Ranking prices every configuration as one total (configurations.py); only the top N rows that are
 returned need the parts, so they are recomputed here with the same formulas for those rows alone
 (docs/cost-model.md, "Job cost"): compute = P x H x N, setup = P x S x N, reruns = F x compute,
-storage = G x R x M, with P the (spot-effective) price per instance-hour in USD.
+storage = G x R x M, with P the (spot-effective) price per instance-hour in the row's currency.
 
 One rule for H, the compute and the reruns: H is the row's ``hours``, the compute hours bought (the GPU
 step's, or the host loader's where that is slower); the reruns are F of that compute, the compute bought
 (a spot row's expected reclaim overhead is in P, a spot-with-fallback row's compute is its plan's expected
 cost). The wall-clock P50/P90 (``wall_clock``) decide deadlines and price nothing.
 
-Each part is converted to the row's currency in Decimal and rounded half-up once; the rounding
-remainder (at most a cent or two) goes to compute, so the parts add up exactly to ``total_cost``.
+Each part is priced in Decimal on the figures the row shows (``cost_basis``: P to 6 decimals in the row's
+currency, H, S, G and M to 6 decimals, F) and rounded half-up once; ``total_cost`` is the sum of the rounded
+parts, so a reader rebuilds every part and the total to the cent from the row alone (aud48r, stop 48: with
+hours shown to 3 decimals and a rounding remainder moved into compute, phi-2's row 1 showed $60,248.04 for
+23.60 x 212.74 h x 12 = $60,247.97, and a $1.21 spot job's compute $0.02 for 0.095210 x 0.36 h = $0.034). The
+ranking orders on the float total (configurations.py); the shown total differs from it by rounding only.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
-from procurement.costing.values import round_money, round_price
+from procurement.costing.values import round_money, round_price, round_quantity
 from procurement.ranking.configurations import Configurations
 from procurement.ranking.offers import PreparedOffers
 from procurement.ranking.options import HOURS_PER_MONTH, RankingOptions
@@ -30,51 +34,90 @@ from procurement.sizing import WorkloadSpec
 MILLION = 1_000_000.0
 
 
-def cost_parts_usd(
+def priced_parts(
     index: int,
     prepared: PreparedOffers,
     shapes: Shapes,
     configs: Configurations,
     options: RankingOptions,
     compute_usd: float | None = None,
-) -> dict[str, float]:
-    """compute, setup, storage, reruns of one configuration in USD (floats, unrounded); ``compute_usd``
-    replaces the compute of a spot row ranked as its spot-with-fallback plan (the plan's expected cost)."""
+) -> tuple[dict[str, Decimal], dict[str, dict[str, Any]]]:
+    """compute, setup, storage, reruns of one configuration in ``options.currency``, each rounded once from
+    the figures the row shows (``cost_basis``), and those figures; ``compute_usd`` replaces the compute of a
+    spot row ranked as its spot-with-fallback plan (the plan's expected cost)."""
     offer, shape = int(configs.offer[index]), int(configs.shape[index])
-    price = configs.effective_price_per_hour(index)
-    # the row's hours (configs.hours: the shape's, or the host loader's where it is slower), the hours the
-    # total bought; storage is held for the shape's hours, as configurations.py prices it
-    hours, instances = float(configs.hours[index]), int(shapes.instances[shape])
-    held = float(shapes.hours[shape])
-    months = (held + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
-    compute = price * hours * instances if compute_usd is None else compute_usd
-    return {
+    rate, currency = options.fx_rate_from_usd, options.currency
+    # the row's effective_price_per_hour and hours, as shown: P (in the row's currency, 6 decimals) and H
+    # (configs.hours: the shape's, or the host loader's where it is slower), the hours the total bought
+    price = round_price(Decimal(repr(configs.effective_price_per_hour(index))) * rate)
+    hours, instances = round_quantity(configs.hours[index]), int(shapes.instances[shape])
+    setup_hours = round_quantity(options.setup_hours)
+    # storage is held for the shape's hours (configurations.py prices it so) plus setup, then the tail
+    held = float(shapes.hours[shape]) + options.setup_hours
+    months = round_quantity(held / HOURS_PER_MONTH + options.storage_tail_months)
+    gb = round_quantity(options.storage_gb)
+    storage_rate = round_price(Decimal(repr(float(prepared.columns["storage_rate"][offer]))) * rate)
+    fraction = round_quantity(options.rerun_fraction)
+    if compute_usd is None:
+        compute = round_money(price * hours * instances, currency)
+        compute_basis: dict[str, Any] = {
+            "price_per_hour": str(price),
+            "hours": str(hours),
+            "instances": instances,
+            "text": f"{price} x {hours} h x {instances}",
+        }
+        if bool(prepared.columns["is_spot"][offer]):
+            compute_basis["text"] += _spot_price_text(price, configs.price_per_hour(index), rate)
+    else:
+        compute = round_money(Decimal(repr(float(compute_usd))) * rate, currency)
+        compute_basis = {"text": "the expected cost of the spot-with-fallback plan (spot.fallback)"}
+    parts = {
         "compute": compute,
-        "setup": price * options.setup_hours * instances,
-        "storage": options.storage_gb * float(prepared.columns["storage_rate"][offer]) * months,
-        "reruns": compute * options.rerun_fraction,
+        "setup": round_money(price * setup_hours * instances, currency),
+        "storage": round_money(gb * storage_rate * months, currency),
+        "reruns": round_money(fraction * compute, currency),
     }
+    basis = {
+        "compute": compute_basis,
+        "setup": {
+            "price_per_hour": str(price),
+            "hours": str(setup_hours),
+            "instances": instances,
+            "text": f"{price} x {setup_hours} h of setup (install and data preparation, billed) x {instances}",
+        },
+        "storage": {
+            "gb": str(gb),
+            "rate_per_gb_month": str(storage_rate),
+            "months": str(months),
+            "text": f"{gb} GB x {storage_rate} a GB-month x {months} months (the run and setup, "
+            f"{held:.6f} h at 730 h a month, + {options.storage_tail_months:.6f} months kept after it)",
+        },
+        "reruns": {
+            "fraction": str(fraction),
+            "text": f"{fraction} x compute {compute} (failed runs and tuning experiments)",
+        },
+    }
+    return parts, basis
 
 
-def cost_breakdown(parts_usd: dict[str, float], total_cost: str, options: RankingOptions) -> dict[str, str]:
-    """The parts as decimal strings in ``options.currency`` that sum exactly to ``total_cost``."""
-    rate, currency = options.fx_rate_from_usd, options.currency  # read once for the four parts
-    # the four parts unrolled (a row's breakdown is built 20 times a ranking): the same Decimal steps as
-    # one comprehension over the names, in the names' order
-    compute = round_money(Decimal(repr(float(parts_usd["compute"]))) * rate, currency)
-    setup = round_money(Decimal(repr(float(parts_usd["setup"]))) * rate, currency)
-    storage = round_money(Decimal(repr(float(parts_usd["storage"]))) * rate, currency)
-    reruns = round_money(Decimal(repr(float(parts_usd["reruns"]))) * rate, currency)
-    compute += Decimal(total_cost) - (
-        Decimal(0) + compute + setup + storage + reruns
-    )  # the rounding remainder
-    return {
-        "compute": str(compute),
-        "setup": str(setup),
-        "storage": str(storage),
-        "reruns": str(reruns),
-        "total": total_cost,
-    }
+def _spot_price_text(effective: Decimal, ranked_usd: float, rate: Decimal) -> str:
+    """Where a spot row's effective price comes from: the spot price it ranks at times one plus the expected
+    reclaim overhead (checkpoint writes, lost work and restarts: configurations.spot_overhead_by_band)."""
+    ranked = round_price(Decimal(repr(float(ranked_usd))) * rate)
+    if not ranked:
+        return ""
+    overhead = effective / ranked - 1
+    return (
+        f" (the effective price: the spot price {ranked} x (1 + {overhead:.2%} expected reclaim overhead, "
+        "checkpoint writes, lost work and restarts))"
+    )
+
+
+def cost_breakdown(parts: dict[str, Decimal]) -> dict[str, str]:
+    """The parts as decimal strings, and their sum, the row's ``total_cost`` (the costing module's rule,
+    costing.job.JobCostBreakdown.as_report: the total is the sum of the rounded parts)."""
+    total = parts["compute"] + parts["setup"] + parts["storage"] + parts["reruns"]
+    return {name: str(amount) for name, amount in parts.items()} | {"total": str(total)}
 
 
 def unit_costs(
@@ -123,15 +166,18 @@ def explain_costs(
     total_cost: str | None,
     compute_usd: float | None = None,
 ) -> dict[str, Any]:
-    """``cost_breakdown`` and ``unit_costs`` for a feasible row; nothing for a row without a total."""
+    """``total_cost`` (the sum of the parts), ``cost_breakdown``, ``cost_basis`` (what each part is priced on)
+    and ``unit_costs`` for a feasible row; nothing for a row without a total (``total_cost``: any stand-in
+    that says the row has one)."""
     if total_cost is None:
         return {}
-    parts = cost_parts_usd(index, prepared, shapes, configs, options, compute_usd)
-    breakdown = cost_breakdown(parts, total_cost, options)
+    parts, basis = priced_parts(index, prepared, shapes, configs, options, compute_usd)
+    breakdown = cost_breakdown(parts)
+    total_cost = breakdown["total"]
     units = unit_costs(index, shapes, configs, spec, total_cost, options)
     if "per_thousand_images" in units:
         # A short generation job's total can be mostly the storage kept after it (an outside practitioner
         # found storage 73% of a 1,000-SDXL-image row): the compute-only figure sits beside the total's.
         share = Decimal(breakdown["compute"]) / Decimal(total_cost) if Decimal(total_cost) else Decimal(0)
         units["per_thousand_images_compute"] = str(round_price(Decimal(units["per_thousand_images"]) * share))
-    return {"cost_breakdown": breakdown, "unit_costs": units}
+    return {"total_cost": total_cost, "cost_breakdown": breakdown, "cost_basis": basis, "unit_costs": units}

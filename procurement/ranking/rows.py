@@ -11,7 +11,7 @@ from typing import Any
 
 from pricing.price_quality import ILLUSTRATIVE, QUOTED, SNAPSHOT, quality_text
 from procurement.costing.spot import band_interruption_rate_per_hour, reclaim_exposure_text
-from procurement.costing.values import round_money, round_price
+from procurement.costing.values import round_money, round_price, round_quantity
 from procurement.ranking.breakdown import explain_costs
 from procurement.ranking.configurations import Configurations
 from procurement.ranking.contract import differences, pipeline_degree, split_degrees
@@ -90,7 +90,7 @@ def describe(
         "commitment_kind": offer.get("commitment_kind") or "",
         "price_per_hour": _price(configs.listed_price_per_hour(index), options),
         "effective_price_per_hour": _price(configs.effective_price_per_hour(index), options),
-        "hours": _rounded(configs.hours[index], 3),
+        "hours": _priced_hours(configs.hours[index]),
         "total_cost": money,
         "currency": options.currency,
         "price_observed_at": prepared.observed_text(offer_index),
@@ -174,7 +174,7 @@ def describe(
             )
 
     if not spec.is_training:
-        row["serving"] = serving_details(shapes, shape, spec, options, money)
+        row["serving"] = serving_details(shapes, shape, spec, options, row["total_cost"])
     elif spec.model.image_arch is not None:
         row["training"] = image_training_details(spec, float(configs.hours[index]), row["gpus"])
     return row
@@ -208,9 +208,9 @@ def wall_clock_row(
     if not fits or not math.isfinite(hours):
         return None
     probability = float(options.deadline_probability)
-    base = {"compute_hours": round(hours, 3), "probability": probability}
+    base = {"compute_hours": _priced_hours(hours), "probability": probability}
     if not prepared.columns["is_spot"][int(configs.offer[index])]:
-        rounded = round(hours, 3)
+        rounded = _priced_hours(hours)
         return base | {
             "p50_hours": rounded,
             "p90_hours": rounded,
@@ -267,7 +267,7 @@ def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None
     if job:
         priced |= {
             "job_images": spec.image.images,
-            "job_hours": _rounded(shapes.hours[shape], 3),
+            "job_hours": _priced_hours(shapes.hours[shape]),
             "job_cost": money,
         }
     return (
@@ -357,6 +357,12 @@ def _price(value: float, options: RankingOptions) -> str:
 def _price_text(value: float, rate: Decimal) -> str:
     """An hourly USD price in the row's currency (the same offers' prices recur across a recompute)."""
     return str(round_price(Decimal(repr(value)) * rate))
+
+
+def _priced_hours(value: float) -> float | None:
+    """The hours the row's money is priced on (breakdown.priced_parts), to the 6 decimals it uses."""
+    value = float(value)
+    return float(round_quantity(value)) if math.isfinite(value) else None
 
 
 def _rounded(value: float, digits: int) -> float | None:

@@ -41,16 +41,17 @@ def host_texts(offer: dict[str, Any], shapes: Shapes, shape: int) -> tuple[list[
             f"host RAM too small: {ram:g} GiB on the instance, needs {ram_needed:.1f} GiB ({parts})"
         )
     elif not math.isnan(stack_needed):
-        # the training stack is known (sizing.host.stack_host_ram, aud44r): what it holds, the card rule unsaid
+        # the stack is known (sizing.host.stack_host_ram, aud44r; serving_host_ram, aud48r): what it holds, the card
+        # rule unsaid
         if not math.isnan(ram) and ram < stack_needed:
             parts = shapes.host_ram_stack_parts
             if per_instance > 1:
-                parts = f"{per_instance} training processes, each {parts}"
+                parts = f"{per_instance} processes, each {parts}"
             if offloaded > 0:
                 parts += f", + {offloaded:.1f} GiB offloaded"
             warnings.append(
                 f"host RAM too small: {ram:g} GiB on the instance, needs {stack_needed:.1f} GiB ({parts})"
-                "; what the training stack holds on the host at its peak, not a limit"
+                "; what the stack holds on the host at its peak, not a limit"
             )
     elif not math.isnan(ram) and ram < ram_needed:
         parts = f"{ram_needed:.1f} GiB of GPU memory"

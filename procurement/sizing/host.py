@@ -227,8 +227,9 @@ def _vcpu_note(spec: WorkloadSpec, per_gpu: float) -> str:
 # trains YOLO11m (80 MB of weights) or SDXL (12.9 GiB of fp32 weights on the host). Where the stack's loader is
 # known, the need is what that loader holds on the host at its peak, per training process (one a GPU):
 #   loaded weights as the loader holds them + the data loader's buffers + STACK_RUNTIME_GIB,
-# and offloaded state on top (a limit already: configurations.host_ram_blocking). Where no stack is known (serving,
-# classifiers, ...), the card rule stays a warning only and never reorders (ranking/warnings.py host_texts).
+# and offloaded state on top (a limit already: configurations.host_ram_blocking). A language model's serving process
+# holds its weights' share a shard at a time at best (serving_host_ram, aud48r). Where no stack is known
+# (classifiers, image serving, ...), the card rule stays a warning only and never reorders (warnings.host_texts).
 
 # Python, PyTorch with its CUDA context and libraries, accelerate/Trainer state: an assumption (aud44r puts it at
 # 2.5-3.5 GiB for diffusers + accelerate on an L4; we take the top of that range), stated in the row's warning.
@@ -256,6 +257,34 @@ def _image_side(spec: WorkloadSpec) -> int:
     return image_model.resolution(spec)
 
 
+def serving_host_ram(spec: WorkloadSpec) -> tuple[float, str] | None:
+    """(GiB, the parts in words) one language-model serving process (one a GPU) holds on the host while it loads,
+    at the least any serving stack needs: its tensor-parallel share of the weights (bytes_model.weights_bytes, at
+    the served precision) passes through host memory, one checkpoint shard at a time at best, + STACK_RUNTIME_GIB.
+    Sources: TensorRT-LLM reads a rank's whole engine into a host buffer before deserializing it
+    (NVIDIA/TensorRT-LLM @f20d99bd8247d38f7ab1078ac6051395fa80ef84 cpp/tensorrt_llm/runtime/utils/runtimeUtils.cpp
+    loadEngine: std::vector<uint8_t> engineBlob(size); engineFile.read(...)), more than one shard; transformers'
+    quantized / device_map loads hold the largest shard (stack_host_ram), HF_SHARD_BYTES at most. The serving
+    stack is not a spec field, so the shard is the floor stated (aud48r, stop 48: an 8 GiB-RAM H100 host ranked
+    first for Llama-3.1-8B FP8 serving: min(5 GB, 8.03 GB) = 4.7 GiB + 3.5 GiB > 8 GiB). Image pipelines: None
+    (their serving stacks are not known)."""
+    model = spec.model
+    if model.image_arch is not None or model.is_image or model.is_image_tier:
+        return None
+    from procurement.sizing.bytes_model import weights_bytes
+
+    share = weights_bytes(spec) / max(spec.parallelism.tensor_parallel, 1)
+    weights = min(HF_SHARD_BYTES, share) / _GIB
+    parts = (
+        f"{weights:.1f} GiB of weights passing through the host as the server loads them (one checkpoint shard of "
+        f"at most 5 GB at a time at best; TensorRT-LLM reads a whole engine)"
+    )
+    return (
+        weights + STACK_RUNTIME_GIB,
+        f"{parts} + {STACK_RUNTIME_GIB:g} GiB of runtime (assumed) a serving process",
+    )
+
+
 def stack_host_ram(spec: WorkloadSpec) -> tuple[float, str] | None:
     """(GiB, the parts in words) one training process holds on the host at its peak where its stack is known, or
     None. Sources:
@@ -276,7 +305,7 @@ def stack_host_ram(spec: WorkloadSpec) -> tuple[float, str] | None:
       runs min(cpu_count / GPUs, 8)).
     Every other loader (diffusers' scripts): workers x PREFETCH_BATCHES x batch fp32 images of 3 x side^2."""
     if not spec.is_training:
-        return None
+        return serving_host_ram(spec)
     arch = spec.model.image_arch
     batch = max(spec.micro_batch_size, 1)
     if arch is not None and arch.family == "detection":

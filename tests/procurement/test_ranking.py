@@ -201,7 +201,8 @@ def test_it_matches_the_per_offer_loop_exactly():
             instances,
             plan,
         )
-        assert row["hours"] == round(hours, 3)
+        # rank48: rows show the hours their money is priced on, to 6 decimals (breakdown.priced_parts)
+        assert row["hours"] == round(hours, 6)
 
 
 def test_it_shows_the_price_age():

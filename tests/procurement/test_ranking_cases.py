@@ -159,7 +159,7 @@ TRAINING_RANK_1 = {
         "overhead": 0.005581,
         "gpus": 8,
         "disk_gb": 384,
-        "total": "43.86",
+        "total": "43.87",  # rank48: the sum of the parts, each rounded once (was 43.86)
     },
     # The same p5en.48xlarge row (line 2230), 8 GPUs in one node, ZeRO-3 over NVLink. A full checkpoint
     # (weights + fp32 optimizer state, 7.242e9 x 14 B = 101.38 GB) every 15 min, saved asynchronously (full
@@ -185,7 +185,7 @@ TRAINING_RANK_1 = {
         "overhead": 0.001473,
         "gpus": 8,
         "disk_gb": 330,
-        "total": "60.58",
+        "total": "60.57",  # rank48: the sum of the parts, each rounded once (was 60.58)
     },
     # vms.gpu.csv line 1369: g6e.2xlarge,L40S,1.0,8.0,64.0,...,2.36256,0.294400,eu-south-2,eus2-az3. One
     # L40S (48 GB); a 17 GB checkpoint every 15 min costs 3.70%: P = 0.2944 x 1.037014 = 0.305297;

@@ -2,7 +2,7 @@
 without a stored rate is an error naming it, and nothing is stored."""
 
 import json
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from io import StringIO
 
 import pytest
@@ -20,6 +20,24 @@ WORKLOAD = {"name": "q", "task": "qlora", "model": {"preset": "llama-3.1-8b"}, "
 USD_TO_CNY = Decimal(1) / Decimal("0.13986")
 
 
+def assert_rebuilds_to_the_minor_unit(row: dict) -> None:
+    """Each part from the row's own figures, rounded half-up to the fen once; the total is their sum."""
+    basis, cent = row["cost_basis"], Decimal("0.01")
+    price = Decimal(row["effective_price_per_hour"])
+    compute = (price * Decimal(str(row["hours"])) * row["instances"]).quantize(cent, ROUND_HALF_UP)
+    storage = basis["storage"]
+    parts = {
+        "compute": compute,
+        "setup": (price * Decimal(basis["setup"]["hours"]) * row["instances"]).quantize(cent, ROUND_HALF_UP),
+        "storage": (
+            Decimal(storage["gb"]) * Decimal(storage["rate_per_gb_month"]) * Decimal(storage["months"])
+        ).quantize(cent, ROUND_HALF_UP),
+        "reruns": (Decimal(basis["reruns"]["fraction"]) * compute).quantize(cent, ROUND_HALF_UP),
+    }
+    assert {name: Decimal(row["cost_breakdown"][name]) for name in parts} == parts
+    assert Decimal(row["total_cost"]) == sum(parts.values())
+
+
 def _rank(**options):
     return rank_workload(QLORA_8B, OFFERS, GPUS, RankingOptions(top=None, **options), now=NOW).results
 
@@ -32,10 +50,14 @@ def test_it_converts_every_amount_from_usd_and_keeps_the_order():
     ]
     for in_usd, in_cny in zip(usd, cny, strict=True):
         assert in_cny["currency"] == "CNY"
-        # converted from the unrounded USD total, so within half a cent of the rounded USD figure x rate
-        assert abs(Decimal(in_cny["total_cost"]) - Decimal(in_usd["total_cost"]) * rate) <= rate * Decimal(
-            "0.005"
-        ) + Decimal("0.005")
+        # rank48: a row's money is priced on its own shown figures in its currency (the effective price converted
+        # and rounded to 6 places, below), each part rounded to the fen once: rebuilt here from the CNY row alone
+        # (was: the total converted from the unrounded USD total, within half a cent x rate)
+        assert_rebuilds_to_the_minor_unit(in_cny)
+        effective_gap = (
+            Decimal(in_cny["effective_price_per_hour"]) - Decimal(in_usd["effective_price_per_hour"]) * rate
+        )
+        assert abs(effective_gap) <= rate * Decimal("0.0000005") + Decimal("0.0000005")
         price_gap = Decimal(in_cny["price_per_hour"]) - Decimal(in_usd["price_per_hour"]) * rate
         assert abs(price_gap) <= rate * Decimal("0.0000005") + Decimal(
             "0.0000005"
@@ -65,10 +87,14 @@ def test_it_ranks_in_a_currency_with_a_stored_rate_from_the_command_line(tmp_pat
     assert [r["observation_id"] for r in cny] == [r["observation_id"] for r in usd]
     for in_usd, in_cny in zip(usd, cny, strict=True):
         assert in_cny["currency"] == "CNY" and in_usd["currency"] == "USD"
-        expected = Decimal(in_usd["total_cost"]) * USD_TO_CNY
-        assert abs(Decimal(in_cny["total_cost"]) - expected) <= USD_TO_CNY * Decimal("0.005") + Decimal(
-            "0.005"
+        assert_rebuilds_to_the_minor_unit(
+            in_cny
+        )  # rank48 (was: the USD total x rate within half a cent x rate)
+        effective_gap = (
+            Decimal(in_cny["effective_price_per_hour"])
+            - Decimal(in_usd["effective_price_per_hour"]) * USD_TO_CNY
         )
+        assert abs(effective_gap) <= USD_TO_CNY * Decimal("0.0000005") + Decimal("0.0000005")
 
 
 def test_it_names_a_currency_without_a_stored_rate(tmp_path, bundled_catalog):

@@ -219,7 +219,7 @@ def test_it_matches_the_per_offer_loop_with_fabrics_and_single_hosts():
         assert [
             (float(r["total_cost"]), r["hours"], r["instances"], r["plan"]["name"]) for r in vectorized
         ] == [
-            (round(total, 2), round(hours, 3), instances, plan) for total, hours, _, instances, plan in loop
+            (round(total, 2), round(hours, 6), instances, plan) for total, hours, _, instances, plan in loop
         ]
 
 

@@ -30,7 +30,7 @@ def test_it_matches_the_per_offer_loop_on_the_bundled_catalog(bundled_catalog):
     vectorized = rank_workload(QLORA_8B, frame, gpus, options).results
     loop = rank_workload_loop(QLORA_8B, frame, gpus, options)
     assert [_figures(row) for row in vectorized] == [
-        (round(total, 2), round(hours, 3), instances, plan)
+        (round(total, 2), round(hours, 6), instances, plan)
         for total, hours, _position, instances, plan in loop
     ]
     # the comparison covers what the fixture does not: rows folded into "also in N regions", and parts

@@ -1,5 +1,7 @@
 """Ranking order: ``top`` is a prefix of the full ranking, the Pareto flag for serving, setup hours."""
 
+from decimal import ROUND_HALF_UP, Decimal
+
 import pandas as pd
 import pytest
 
@@ -74,6 +76,9 @@ def test_a_serving_ranking_marks_the_cost_versus_throughput_front():
     assert not all(row["pareto"] for row in rows)
 
 
+CENT = Decimal("0.01")
+
+
 @pytest.mark.parametrize("setup_hours", [0.0, 2.5])
 def test_it_prices_setup_hours_other_than_one(setup_hours):
     # total = P x H x N x (1 + F) + P x S x N; S = 0 and 2.5 h
@@ -81,11 +86,19 @@ def test_it_prices_setup_hours_other_than_one(setup_hours):
     assert rows
     for row in rows:
         price, hours, instances = float(row["effective_price_per_hour"]), row["hours"], row["instances"]
-        expected = price * hours * instances * 1.1 + price * setup_hours * instances
-        # hours are shown to 3 decimals: allow their rounding (0.0005 h) on top of the cent
-        assert float(row["total_cost"]) == pytest.approx(
-            expected, abs=0.01 + 0.0005 * price * instances * 1.1
+        # rank48: each part is priced on the shown price and hours and rounded once, the total is their sum,
+        # so the parts rebuild exactly (was: the total within a cent plus 3-decimal hours' rounding)
+        exact_price, exact_hours = Decimal(row["effective_price_per_hour"]), Decimal(str(hours))
+        compute = (exact_price * exact_hours * instances).quantize(CENT, ROUND_HALF_UP)
+        setup = (exact_price * Decimal(str(setup_hours)) * instances).quantize(CENT, ROUND_HALF_UP)
+        reruns = (Decimal("0.1") * compute).quantize(CENT, ROUND_HALF_UP)
+        parts = row["cost_breakdown"]
+        assert (Decimal(parts["compute"]), Decimal(parts["setup"]), Decimal(parts["reruns"])) == (
+            compute,
+            setup,
+            reruns,
         )
+        assert Decimal(row["total_cost"]) == compute + setup + reruns + Decimal(parts["storage"])
         assert float(row["cost_breakdown"]["setup"]) == pytest.approx(
             price * setup_hours * instances, abs=0.01
         )

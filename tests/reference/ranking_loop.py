@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
 
+from procurement.costing.values import round_money, round_price, round_quantity
 from procurement.ranking import (
     HOURS_PER_MONTH,
     PARTIAL_TENSOR_PARALLEL,
@@ -177,6 +179,22 @@ def _total(price: float, hours: float, instances: int, storage_rate: float, opti
     )
 
 
+def _shown_total(
+    price: float, hours: float, instances: int, storage_rate: float, options: RankingOptions
+) -> float:
+    """The total a row shows (rank48): each part priced on the figures the row shows (the price to 6 decimals
+    in the row's currency, hours, setup hours, GB and months to 6), rounded to the cent once, then summed."""
+    rate, currency = options.fx_rate_from_usd, options.currency
+    shown_price = round_price(Decimal(repr(float(price))) * rate)
+    months = round_quantity((hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months)
+    compute = round_money(shown_price * round_quantity(hours) * instances, currency)
+    setup = round_money(shown_price * round_quantity(options.setup_hours) * instances, currency)
+    shown_rate = round_price(Decimal(repr(float(storage_rate))) * rate)
+    storage = round_money(round_quantity(options.storage_gb) * shown_rate * months, currency)
+    reruns = round_money(round_quantity(options.rerun_fraction) * compute, currency)
+    return float(compute + setup + storage + reruns)
+
+
 def rank_workload_loop(
     spec: WorkloadSpec, offers: pd.DataFrame, gpus: Mapping[str, GpuSpec], options: RankingOptions
 ) -> list[tuple[float, float, int, int, str]]:
@@ -274,7 +292,8 @@ def rank_workload_loop(
                 if talks and per_instance > 1 and not offer.interconnect.stated:
                     tight = True
                 tight = tight or host_doubt
-                rows.append((total, hours, position, paid_instances, plan, tight, multi_spot))
+                shown = _shown_total(price, hours, paid_instances, offer.storage_rate, options)
+                rows.append((total, hours, position, paid_instances, plan, tight, multi_spot, shown))
     rows.sort(key=lambda row: (row[5], row[0], row[1]))  # fits with headroom first, tight after
     last = [row for row in rows if row[6]]  # spot on several instances at once: after every other row
     rows = [row for row in rows if not row[6]]
@@ -284,7 +303,9 @@ def rank_workload_loop(
         cheap = [row for row in rows if row[5] and row[0] < roomy[0][0]]
         rows = roomy[:1] + cheap + roomy[1:] + [row for row in rows if row[5] and row not in cheap]
     last.sort(key=lambda row: (row[0], row[1]))
-    ranked = [row[:5] for row in rows + last]
+    ranked = [
+        (row[7], *row[1:5]) for row in rows + last
+    ]  # ordered on the exact total, the shown one returned
     return ranked if options.collapse_identical is False else _collapse(ranked, table)
 
 

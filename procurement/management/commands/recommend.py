@@ -191,6 +191,8 @@ def render_table(report: dict) -> str:
             lines.append(f"    not feasible: {'; '.join(_blocking_reasons(row))}")
         if row.get("cost_breakdown"):
             lines.append(f"    {cost_line(row)}")
+        if row.get("cost_basis"):
+            lines.append(f"    {cost_basis_line(row['cost_basis'])}")
         if row.get("tight") and row.get("memory_margin"):
             margin = row["memory_margin"]
             lines.append(
@@ -282,6 +284,13 @@ def cost_line(row: dict) -> str:
     )
     units = [f"{UNIT_LABELS.get(name, name)} {value}" for name, value in row.get("unit_costs", {}).items()]
     return text + f" = {parts['total']} {row['currency']}" + (f"; {', '.join(units)}" if units else "")
+
+
+def cost_basis_line(basis: dict) -> str:
+    """What each part of the cost is priced on, so that the row's money can be rebuilt by hand."""
+    return "priced on: " + "; ".join(
+        f"{name} {basis[name]['text']}" for name in ("compute", "setup", "storage", "reruns") if name in basis
+    )
 
 
 def spot_line(spot: dict, currency: str) -> str:

@@ -299,6 +299,19 @@ def _options_section(options: list[dict[str, Any]], currency: str) -> Section:
 COST_PARTS = ("compute", "setup", "storage", "reruns")
 
 
+def _priced_on_paragraphs(on_demand, spot_row) -> list[str]:
+    """What each option's parts are priced on (the ranking row's ``cost_basis``), so a reader rebuilds them."""
+    out = []
+    for label, row in (("On demand", on_demand), ("Spot", spot_row)):
+        basis = (row or {}).get("cost_basis")
+        if basis:
+            out.append(
+                f"{label} priced on: "
+                + "; ".join(f"{part} {basis[part]['text']}" for part in COST_PARTS if part in basis)
+            )
+    return out
+
+
 def _breakdown_section(on_demand, spot_row, currency: str) -> Section:
     """The ranking's cost parts side by side; the parts add up to each option's total (a SUM in XLSX)."""
     parts = {
@@ -316,7 +329,8 @@ def _breakdown_section(on_demand, spot_row, currency: str) -> Section:
         paragraphs=[
             "Compute at the effective hourly price, setup hours, storage and the rerun budget; "
             "the totals are the options' expected costs."
-        ],
+        ]
+        + _priced_on_paragraphs(on_demand, spot_row),
         tables=[
             Table(
                 "cost_breakdown",
