@@ -69,8 +69,8 @@ with inference.attn_implementation; unstated, the layer follows the preset's arc
 That count is a floor, not an estimate: where the GPU binds, Qwen2.5's speed benchmark (transformers 4.46) needs
 about 1.7-2.1x the counted passes (the GPU-bound published Qwen2.5 steps, aud45h), Qwen-1's README 8k rows up to 6.1
 passes against 3. decode48b: on a 2-byte cache the copies among the counted passes run PyTorch's element-at-a-time
-kernels and cost EAGER_2BYTE_COPY_PASS_RATIO (2.057) passes each (kv_cache_pass_seconds_equivalent), which lands the
-Qwen2.5 rows stated as run.
+kernels and cost EAGER_2BYTE_COPY_PASS_RATIO (1.944; fix48x, was the inverted 2.057) passes each
+(kv_cache_pass_seconds_equivalent), which lands the GPU-bound Qwen2.5 rows stated as run but 7B at 30,720 (+17.8%).
 gpt-fast's eager model writes its cache in place (KVCache.update, k_out[:, :, input_pos] = k_val; stored id
 5887513086), no copy: no spec value states it (hf_eager is transformers'), and its one row is host-bound.
 Not fitted on any row: the Qwen README's seven single-A100 rows check the Qwen-1 count
@@ -158,10 +158,12 @@ QUANT_KERNEL_STEP_RATIO = {"unstated": 1.0, "exllama": 33.711 / 36.958}
 # adds no separate weight read (each row's blocks read the weights themselves); weights read once + the per-row
 # cost, fitted the same way (12.39 ms a row), puts the 72B row at 114.9 ms, -23.1%.
 # decode48b: the fit rows' KV term in the engine's pass-equivalents (kv_cache_pass_seconds_equivalent: an fp16 cache,
-# the llama layer's 3 passes of which 2 are the cat's copies at EAGER_2BYTE_COPY_PASS_RATIO, 2.057: 5.114, was 3.0);
-# refitted the same way, x = 13.42 ms a row, 1.0579e-12 s a weight; the fit rows' errors are unchanged by the form
-# (31.35 / 62.71 ms). Held out: see tests/procurement/outside (optimum @4e987762 batch 4; Qwen-72B-Chat-Int4).
-_EXLLAMA_FIT_KV_PASSES = 3.0 + 2.0 * (2.0 * 2.744544 / 2.668288 - 1.0)
+# the llama layer's 3 passes of which 2 are the cat's copies at EAGER_2BYTE_COPY_PASS_RATIO; fix48x: at the corrected
+# 1.944 (was the inverted 2.057), 3 + 2 x 0.944 = 4.889 pass-equivalents (was 5.114; 3.0 before decode48b);
+# refitted the same way on the same two fit rows, x = (2 - 4.889 x 0.88159 / 37.25 - 4.889 x 1.76318 / 54.14) /
+# (2 / 37.25 + 4 / 54.14) = 13.52 ms a row, 1.0657e-12 s a weight (was 13.42 ms, 1.0579e-12); the fit rows' errors
+# are unchanged by the form (-15.8% / +15.8%). Held out: see tests/procurement/outside (optimum @4e987762 batch 4; Qwen-72B-Chat-Int4).
+_EXLLAMA_FIT_KV_PASSES = 3.0 + 2.0 * (2.0 * 2.668288 / 2.744544 - 1.0)
 EXLLAMA_ROW_SECONDS_PER_WEIGHT = (
     (2.0 - _EXLLAMA_FIT_KV_PASSES * 0.88159 / 37.25 - _EXLLAMA_FIT_KV_PASSES * 1.76318 / 54.14)
     / (2.0 / 37.25 + 4.0 / 54.14)
@@ -246,8 +248,11 @@ def kv_cache_passes(spec) -> float:
 # when contiguous), at every torch release the published eager rows state (2.0.1-2.3.1). Size, measured, not
 # fitted: pytorch#150233's own "before" benchmark, torch.cat of the same shapes in fp32 (vectorized) and bf16
 # (scalar): 2.744544 / 2.668288 ms (B 20,000; 1.326848 / 1.303792 at 10,000): the bf16 cat moves half the bytes
-# in the same time, an element rate, so a 2-byte copy pass costs 2 x 2.744544 / 2.668288 = 2.057 passes at the
-# vectorized rate (2.035 at 10,000; 1.90 at its smallest size, 1,000). Consistent, not used: pytorch#195542's A100
+# in about the same time, an element rate. The engine prices a 2-byte copy pass at its bytes (half the fp32 cat's):
+# at the vectorized rate it would take 2.744544 / 2 = 1.372272 ms; it takes 2.668288 ms, so a 2-byte copy pass costs
+# 2 x 2.668288 / 2.744544 = 1.944 passes at the vectorized rate (fix48x, audx48b item 1: decode48b's 2.057 was
+# 2 x 2.744544 / 2.668288, the ratio inverted; 1.965 at 10,000 = 2 x 1.303792 / 1.326848; 2.105 at its smallest
+# size, 1,000 = 2 x 0.140608 / 0.133616). Consistent, not used: pytorch#195542's A100
 # base-build bf16 -> fp32 copy_ on the same element-at-a-time path, 67,108,864 elements in 362.46 us, 185 G
 # elements/s, which for a 2 + 2-byte copy is 0.74 TB/s, 1.93x under the engine's 0.7 x 2,039 GB/s. Flash-attn's
 # read of the result is not slowed: flash_attn_func at one query row reads its cache at 0.87-0.90 of the card's
@@ -257,7 +262,7 @@ def kv_cache_passes(spec) -> float:
 # 14B 14,336 / 30,720, 72B 6,144 (2 GPUs) / 14,336 / 30,720 (3 GPUs), 7B 30,720: see
 # tests/procurement/outside/test_outside_eager_copy_rate_audit_stop48b.py for the errors. A release with
 # pytorch#150233 (torch 2.8 on) overcharges the cat; the spec states no torch release.
-EAGER_2BYTE_COPY_PASS_RATIO = 2.0 * 2.744544 / 2.668288
+EAGER_2BYTE_COPY_PASS_RATIO = 2.0 * 2.668288 / 2.744544
 
 
 def kv_copy_passes(spec) -> float:
@@ -393,7 +398,7 @@ def _copy_rate_text(spec) -> str:
         f"; on this 2-byte cache the {kv_copy_passes(spec):.0f} copy passes run PyTorch's element-at-a-time kernels "
         f"and cost {EAGER_2BYTE_COPY_PASS_RATIO:.2f} passes each at the read rate (pytorch#150233's bf16 / fp32 cat "
         f"benchmark; torch 2.0-2.7), {kv_cache_pass_seconds_equivalent(spec):.1f} pass-equivalents, which lands the "
-        "GPU-bound published Qwen2.5 steps (transformers 4.46, torch 2.3.1)"
+        "GPU-bound published Qwen2.5 steps but 7B at 30,720 input (transformers 4.46, torch 2.3.1)"
     )
 
 

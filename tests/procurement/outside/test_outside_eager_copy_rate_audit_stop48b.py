@@ -2,7 +2,8 @@
 steps need 1.3-1.7x the counted KV passes a cache byte (test_outside_eager_sync_audit_stop48.py); the copies among
 those passes (DynamicCache.update's torch.cat: read + write; repeat_kv's expand + reshape: one read, n_rep writes)
 run PyTorch's element-at-a-time kernels on a 2-byte cache, and the engine now prices each copy pass at
-serving_host.EAGER_2BYTE_COPY_PASS_RATIO (2.057) passes of its vectorized read rate; attention's reads stay at one.
+serving_host.EAGER_2BYTE_COPY_PASS_RATIO (1.944; fix48x: decode48b's 2.057 inverted the source's ratio) passes of
+its vectorized read rate; attention's reads stay at one.
 
 Sources (opened for this audit):
   [PT150233] pytorch/pytorch PR #150233 "[aten] 8 bytes aligned vector loads for bf16 and fp16 dtypes in torch.cat"
@@ -10,7 +11,9 @@ Sources (opened for this audit):
       fp32 1.326848 / 2.744544 ms, bf16 1.303792 / 2.668288 ms at B 10,000 / 20,000 (0.133616 / 0.140608 at 1,000).
       The bf16 cat moves half the fp32 cat's bytes in the same time: an element rate. fp32 took the wide-load kernel
       (pytorch#102815, 2023, 32 / 64-bit only), bf16 CatArrayBatchedCopy_contig, one element a thread, the kernel of
-      every torch release the published eager rows state (2.0.1-2.3.1). 2 x 2.744544 / 2.668288 = 2.057.
+      every torch release the published eager rows state (2.0.1-2.3.1). The engine prices a copy at its bytes: the
+      bf16 cat (half the fp32 bytes, 1.372272 ms at the fp32 cat's rate) takes 2.668288 ms, so a 2-byte copy pass
+      costs 2 x 2.668288 / 2.744544 = 1.944 passes (fix48x; decode48b had 2 x 2.744544 / 2.668288 = 2.057, inverted).
   [PT195542] pytorch/pytorch PR #195542 (2026-09-01), its A100 table: a bf16 -> fp32 copy_ on the base build (the
       element-at-a-time LoadWithCast path), 67,108,864 elements in 362.46 us: 185 G elements/s. Consistent, not used:
       at that element rate a 2 + 2-byte copy moves 0.74 TB/s, 1.93x under the engine's 0.7 x 2,039 GB/s.
@@ -39,9 +42,11 @@ RTX3090_BYTES_PER_S = 936e9
 
 
 def test_the_copy_ratio_is_pytorch_150233s_own_fp32_bf16_cat_benchmark():
-    assert serving_host.EAGER_2BYTE_COPY_PASS_RATIO == pytest.approx(2.057, abs=0.001)
-    assert 2 * 1.326848 / 1.303792 == pytest.approx(2.035, abs=0.001)  # B 10,000
-    assert 2 * 0.133616 / 0.140608 == pytest.approx(1.900, abs=0.001)  # B 1,000, the smallest
+    # fix48x (audx48b item 1): was pinned to the inverted 2 x 2.744544 / 2.668288 = 2.057
+    assert serving_host.EAGER_2BYTE_COPY_PASS_RATIO == pytest.approx(1.944, abs=0.001)
+    assert serving_host.EAGER_2BYTE_COPY_PASS_RATIO == pytest.approx(2 * 2.668288 / 2.744544)  # B 20,000
+    assert 2 * 1.303792 / 1.326848 == pytest.approx(1.965, abs=0.001)  # B 10,000
+    assert 2 * 0.140608 / 0.133616 == pytest.approx(2.105, abs=0.001)  # B 1,000, the smallest
     # [PT195542]'s A100 element rate, read for a 2 + 2-byte copy: 1.93x under the engine's rate (consistent)
     elements_per_s = 67_108_864 / 362.46e-6
     assert 0.7 * 2039e9 / (elements_per_s * 4) == pytest.approx(1.93, abs=0.01)
@@ -58,21 +63,41 @@ def test_flash_attn_reads_its_cache_at_one_query_row_above_the_engines_rate():
 # The [QW25SPEED] rows stated as run (eager_layer qwen2, flash_attention_2), before -> after decode48b. The GPU-bound
 # rows land; 7B at 14,336 (the GPU's step now, 26.9 ms, above its 24.8 ms floor, against the run's 33.0) stays out;
 # 14B at 6,144 is the host floor (unchanged, +14.6%); the input-1 and 6,144 7B rows are host-bound and do not move.
-_ROWS = {  # (preset, input): (before, after)
+# fix48x: at the corrected ratio 1.944 (was 2.057): 7B 14,336 36.385 -> 37.330, 30,720 21.502 -> 22.188 (+17.8%, back
+# out: a strict xfail, _OUT), 14B 14,336 15.115 -> 15.564, 30,720 8.585 -> 8.886, 72B 4.684 -> 4.782, 2.973 -> 3.056.
+_ROWS = {  # (preset, input): (before decode48b, after fix48x)
     ("qwen2.5-7b", 1): (40.359, 40.359),
     ("qwen2.5-7b", 6144): (40.018, 40.018),
-    ("qwen2.5-7b", 14336): (39.474, 36.385),
-    ("qwen2.5-7b", 30720): (30.280, 21.502),
+    ("qwen2.5-7b", 14336): (39.474, 37.330),
+    ("qwen2.5-7b", 30720): (30.280, 22.188),
     ("qwen2.5-14b", 6144): (23.508, 23.508),
-    ("qwen2.5-14b", 14336): (20.718, 15.115),
-    ("qwen2.5-14b", 30720): (12.579, 8.585),
-    ("qwen2.5-72b", 14336): (5.798, 4.684),
-    ("qwen2.5-72b", 30720): (3.975, 2.973),
+    ("qwen2.5-14b", 14336): (20.718, 15.564),
+    ("qwen2.5-14b", 30720): (12.579, 8.886),
+    ("qwen2.5-72b", 14336): (5.798, 4.782),
+    ("qwen2.5-72b", 30720): (3.975, 3.056),
 }
+REASON_7B_30720 = (
+    "UNEXPLAINED (fix48x): [QW25SPEED] Qwen2.5-7B BF16, 1 x A100, input 30,720, stated as run (qwen2 / "
+    "flash_attention_2): published 18.83 tokens/s, ours 22.19 (+17.8%). Was FIXED by decode48b at the inverted ratio "
+    "2.057 (21.50, +14.2%); at pytorch#150233's own 'before' table a 2-byte copy pass costs 2 x 2.668288 / 2.744544 "
+    "= 1.944 passes (serving_host.EAGER_2BYTE_COPY_PASS_RATIO, audx48b item 1), so the 17 counted passes (10 "
+    "copies) are 26.4 pass-equivalents and the row closes from 30.28 (+60.8%) to 22.19, not inside 15%. Ruled out: "
+    "flash-attn's one-row read (FlagAttention PR #17: 0.88-0.90 of the card's bandwidth, above the engine's 0.7). "
+    "Best lead, not sized: the element-at-a-time copy rate at this cache's own shapes (#150233's table spans "
+    "1.944-2.105 a pass across its sizes, none of them this cache's); no published row isolates it."
+)
+_OUT = {("qwen2.5-7b", 30720): REASON_7B_30720}
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("key", list(_ROWS), ids=lambda k: f"{k[0]}-{k[1]}")
+@pytest.mark.parametrize(
+    "key",
+    [
+        pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=_OUT[k])) if k in _OUT else k
+        for k in _ROWS
+    ],
+    ids=lambda k: f"{k[0]}-{k[1]}",
+)
 def test_the_page_stated_as_run_with_the_copies_priced(bundled_catalog, key):
     preset, prompt = key
     published, gpus = PUBLISHED[key]

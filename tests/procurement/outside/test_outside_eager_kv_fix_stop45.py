@@ -19,6 +19,7 @@ import copy
 import pytest
 
 from procurement.api.sizing import size_spec_document
+from tests.procurement.outside.test_outside_eager_copy_rate_audit_stop48b import REASON_7B_30720
 
 A100 = "a100-sxm4-80gb"
 GENERATED = 2048
@@ -84,7 +85,15 @@ _7B_30K_HOST47 = (
     ("preset", "prompt", "gpus", "published", "ours"),
     [
         ("qwen2.5-72b", 1, 2, 8.73, 9.311),
-        ("qwen2.5-7b", 30720, 1, 18.83, 21.502),
+        # fix48x: at the corrected ratio 1.944 (2.057 inverted pytorch#150233's table) 21.502 -> 22.188 (+17.8%)
+        pytest.param(
+            "qwen2.5-7b",
+            30720,
+            1,
+            18.83,
+            22.188,
+            marks=pytest.mark.xfail(strict=True, reason=REASON_7B_30720),
+        ),
     ],
 )
 def test_stated_passing_rows_do_not_move(bundled_catalog, preset, prompt, gpus, published, ours):
@@ -98,9 +107,11 @@ _ROWS = {
     # host47b: unstated 7.533 / 7.124 / 12.521 -> 8.617 / 7.410 / 22.150, 14B stated 12.521 -> 12.579 (16.99 us)
     # decode48b (copies at 2.057 a pass on the bf16 cache): stated 5.798 / 3.975 / 12.579 -> 4.684 / 2.973 / 8.585,
     # unstated 8.617 / 7.410 / 22.150 -> 8.097 / 6.651 / 22.150
-    "72b-14336-3gpu": ("qwen2.5-72b", 14336, 3, 4.25, 4.684, 8.097),
-    "72b-30720-3gpu": ("qwen2.5-72b", 30720, 3, 2.94, 2.973, 6.651),
-    "14b-30720-1gpu": ("qwen2.5-14b", 30720, 1, 8.20, 8.585, 22.150),
+    # fix48x (the copies at the corrected 1.944): stated 4.684 / 2.973 / 8.585 -> 4.782 / 3.056 / 8.886 (+12.5% /
+    # +3.9% / +8.4%)
+    "72b-14336-3gpu": ("qwen2.5-72b", 14336, 3, 4.25, 4.782, 8.097),
+    "72b-30720-3gpu": ("qwen2.5-72b", 30720, 3, 2.94, 3.056, 6.651),
+    "14b-30720-1gpu": ("qwen2.5-14b", 30720, 1, 8.20, 8.886, 22.150),
 }
 # decode46: two leads on the missing passes, checked at their sources (flash-attn's tag v2.5.8 and PyTorch's cat kernel).
 _DECODE46_LEADS = (

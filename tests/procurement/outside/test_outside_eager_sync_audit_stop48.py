@@ -196,7 +196,8 @@ def test_the_qwen2_page_per_layer_sync_does_not_bind_at_6144_on_the_engines_figu
     # same element-at-a-time cat and legacy copy): 27.57 pass-equivalents, the GPU path 0.733 -> 0.841 ms a layer,
     # still under the host's 0.866 ms
     passes = 17.0 + 10.0 * (serving_host.EAGER_2BYTE_COPY_PASS_RATIO - 1.0)
-    assert passes == pytest.approx(27.57, abs=0.01)
+    # fix48x: at the corrected ratio 1.944 (2.057 inverted pytorch#150233's table): 26.44 pass-equivalents
+    assert passes == pytest.approx(26.44, abs=0.01)
     stated = _throughput("qwen2.5-7b", 30720, 1)
     weights_s = 1.0 / stated["decode_tokens_per_second_per_stream"] - passes * _pass_s("qwen2.5-7b", 30720)
     assert weights_s == pytest.approx(9.91e-3, rel=0.01)

@@ -127,10 +127,12 @@ _BATCH4 = {
 # mean context of 768 (prompt 512 + 256), scaled to 257 (prompt 1 + 256)
 # decode48b: 13.423 ms a row and 5.114 pass-equivalents (the fp16 cache's 3 passes, the cat's 2 copies at 2.057 each:
 # serving_host.EAGER_2BYTE_COPY_PASS_RATIO), the per-row constant refitted on the same two rows: 56.71 / 62.71 ms
+# fix48x: the ratio corrected to 1.944 (decode48b's 2.057 inverted pytorch#150233's table): 13.522 ms a row and
+# 4.889 pass-equivalents, refitted on the same two rows: 56.99 / 62.71 ms
 _GPU4 = {  # cls45d: 14.355 ms a row and 3 passes over the cache (were 15.236 ms and 1 pass: 61.53 / 62.71 ms)
-    513: 4 * 13.423e-3 + 5.114 * 4 * 0.4408e-3 * 257 / 768,
-    1024: 4 * 13.423e-3 + 5.114 * 4 * 0.4408e-3,
-}  # 56.71 / 62.71 ms (59.19 / 62.71 before decode48b)
+    513: 4 * 13.522e-3 + 4.889 * 4 * 0.4408e-3 * 257 / 768,
+    1024: 4 * 13.522e-3 + 4.889 * 4 * 0.4408e-3,
+}  # 56.99 / 62.71 ms (56.71 at decode48b's 2.057; 59.19 / 62.71 before decode48b)
 _ENGINE_RATIO4_AT_31US = (40 * 51 + 30) * 31e-6 / _GPU4[513]  # 64.17 / 59.19 ms = 1.084 (1.043 before cls45d)
 # host47b: the fp16 loop's floor at the default harness's 16.99 us (plain transformers generate, as benchmark_gptq.py
 # runs): 2,070 x 16.99 us = 35.17 ms (still above the fp16 GPU step, ~23.3 ms) / 59.19 ms = 0.594
