@@ -19,7 +19,7 @@ Workloads (published runs; the published figure a spec field takes is quoted):
   [PYTHIA-CNY] the [PYTHIA] job again with --currency CNY (USD offers converted by the stored rate); also
             [PYTHIA] on AWS only, [ALPACA] at 40x its tokens on AWS (4-10 h spot rows), [QLORA] in USD.
 The workloads' published figures were taken as recalled from those READMEs (not re-opened in this session): this
-module judges money and ordering, not speed, so no published speed is compared. 9 rankings, 42 rows: every part and
+module judges money and ordering, not speed, so no published speed is compared. 9 rankings, 43 rows: every part and
 total rebuilds to the cent. The host rule: test_host_demotion_* (cudo H100 hosts, Llama-3.1-8B FP8 serving).
 """
 
