@@ -262,6 +262,18 @@ def kv_cache_passes(spec) -> float:
 # 14B 14,336 / 30,720, 72B 6,144 (2 GPUs) / 14,336 / 30,720 (3 GPUs), 7B 30,720: see
 # tests/procurement/outside/test_outside_eager_copy_rate_audit_stop48b.py for the errors. A release with
 # pytorch#150233 (torch 2.8 on) overcharges the cat; the spec states no torch release.
+# fix48k (aud48k's note): #150233 names no card. Read as its table title's shapes, three (B, 30,108 / 624 / 772)
+# inputs catted on dim 1 (the script is not in the PR), its fp32 cat at B 20,000 moves 2 x 630.08M x 4 bytes in
+# 2.744544 ms, about 1.84 TB/s, not the engine's 0.7 x 2,039 GB/s (1.43 TB/s): only its fp32 / bf16 ratio is used,
+# not its rate. The anchor on a named card that agrees is pytorch#195542's A100 element-at-a-time copy_ (185 G
+# elements/s, 1.93 passes, above). The ratio is a range, 1.93-1.97 (#195542's 1.93; #150233's 1.944 at B 20,000 and
+# 1.965 at 10,000; 2.105 at its smallest, 1,000), of which 1.944 is taken. repeat_kv's copy (the legacy gpu_kernel /
+# launch_legacy_kernel path with an OffsetCalculator, a stride-0 source) is priced by analogy with the cat, which is
+# all #150233 measured; no opened source times it. Next lead: a published A100 bf16 measurement of a non-contiguous
+# copy_ / expand().reshape(). The 72B rows land partly by compensation (aud48k): from 14,336 to 30,720 the engine's
+# step grows more than the published (1.19x the pass-equivalents decode48 measured, at 2.057; 29.4 / 25.8 = 1.14x
+# at 1.944) while its 14,336 step is 11-14% short, so the 72B fixed part is the next to size. Counter-evidence for
+# the 7B class: the Qwen2 page's 7B rows ([QWEN2LONG], aud48k: +22.9% / +36.6% at 30,720 / 14,336).
 EAGER_2BYTE_COPY_PASS_RATIO = 2.0 * 2.668288 / 2.744544
 
 
