@@ -21,7 +21,7 @@ ranking orders on the float total (configurations.py); the shown total differs f
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from procurement.costing.values import round_money, round_price, round_quantity
@@ -106,10 +106,12 @@ def _spot_price_text(effective: Decimal, ranked_usd: float, rate: Decimal) -> st
     ranked = round_price(Decimal(repr(float(ranked_usd))) * rate)
     if not ranked:
         return ""
-    overhead = effective / ranked - 1
+    # the overhead as the 6-decimal ratio (aud48r2: 2 decimals of a percent rebuilt P only to ~1e-5 relative):
+    # 4 decimals of a percent, and the multiplier itself, so the words alone rebuild the effective price
+    overhead = (effective / ranked - 1).quantize(Decimal("0.000001"), ROUND_HALF_UP)
     return (
-        f" (the effective price: the spot price {ranked} x (1 + {overhead:.2%} expected reclaim overhead, "
-        "checkpoint writes, lost work and restarts))"
+        f" (the effective price: the spot price {ranked} x (1 + {overhead * 100:.4f}% expected reclaim overhead, "
+        f"checkpoint writes, lost work and restarts) = {ranked} x {1 + overhead})"
     )
 
 

@@ -259,30 +259,60 @@ def _image_side(spec: WorkloadSpec) -> int:
 
 def serving_host_ram(spec: WorkloadSpec) -> tuple[float, str] | None:
     """(GiB, the parts in words) one language-model serving process (one a GPU) holds on the host while it loads,
-    at the least any serving stack needs: its tensor-parallel share of the weights (bytes_model.weights_bytes, at
-    the served precision) passes through host memory, one checkpoint shard at a time at best, + STACK_RUNTIME_GIB.
-    Sources: TensorRT-LLM reads a rank's whole engine into a host buffer before deserializing it
-    (NVIDIA/TensorRT-LLM @f20d99bd8247d38f7ab1078ac6051395fa80ef84 cpp/tensorrt_llm/runtime/utils/runtimeUtils.cpp
-    loadEngine: std::vector<uint8_t> engineBlob(size); engineFile.read(...)), more than one shard; transformers'
-    quantized / device_map loads hold the largest shard (stack_host_ram), HF_SHARD_BYTES at most. The serving
-    stack is not a spec field, so the shard is the floor stated (aud48r, stop 48: an 8 GiB-RAM H100 host ranked
-    first for Llama-3.1-8B FP8 serving: min(5 GB, 8.03 GB) = 4.7 GiB + 3.5 GiB > 8 GiB). Image pipelines: None
-    (their serving stacks are not known)."""
+    by its stack (inference.engine), + STACK_RUNTIME_GIB:
+    - vllm_v0 (vLLM): safetensors_weights_iterator opens each checkpoint file with safe_open (a memory map) and
+      yields one tensor at a time (f.get_tensor(name)), which the layer's weight_loader copies to the GPU
+      (vllm-project/vllm @0a1ee72ed53f07ca8e57e5e82fdbd89734b39026 vllm/model_executor/model_loader/weight_utils.py
+      safetensors_weights_iterator, default_weight_loader param.data.copy_): the largest tensor, read whole by
+      every rank, at the checkpoint's 2 B (largest_tensor_bytes: the embedding / LM head or one MLP projection).
+    - hf_eager (transformers generate): a quantized / device_map load holds the largest shard (stack_host_ram),
+      HF_SHARD_BYTES at most, of its tensor-parallel share of the weights (bytes_model.weights_bytes).
+    - compiled (the default) covers vLLM and TensorRT-LLM alike, so it keeps the shard rule as the floor stated:
+      TensorRT-LLM reads a rank's whole engine into a host buffer before deserializing it
+      (NVIDIA/TensorRT-LLM @f20d99bd8247d38f7ab1078ac6051395fa80ef84 cpp/tensorrt_llm/runtime/utils/runtimeUtils.cpp
+      loadEngine: std::vector<uint8_t> engineBlob(size); engineFile.read(...)), more than one shard, and vLLM less
+      (aud48r, stop 48: an 8 GiB-RAM H100 host ranked first for Llama-3.1-8B FP8 serving: min(5 GB, 8.03 GB) =
+      4.7 GiB + 3.5 GiB > 8 GiB; aud48r2: stated vllm_v0, the largest tensor 1.05 GB + 3.5 GiB = 4.5 GiB).
+    The runtime is carried from a training measurement (aud44r, diffusers + accelerate), not a serving one.
+    Image pipelines: None (their serving stacks are not known)."""
     model = spec.model
     if model.image_arch is not None or model.is_image or model.is_image_tier:
         return None
     from procurement.sizing.bytes_model import weights_bytes
 
+    runtime = (
+        f" + {STACK_RUNTIME_GIB:g} GiB of runtime a serving process (assumed: carried from a diffusers + accelerate "
+        "training measurement, aud44r, not a serving one)"
+    )
+    if getattr(spec.inference, "engine", "compiled") == "vllm_v0" and largest_tensor_bytes(spec) > 0:
+        weights = largest_tensor_bytes(spec) / _GIB
+        parts = (
+            f"{weights:.1f} GiB, the largest tensor, as vLLM streams the checkpoint one tensor at a time from a "
+            "memory map (inference.engine vllm_v0)"
+        )
+        return weights + STACK_RUNTIME_GIB, parts + runtime
     share = weights_bytes(spec) / max(spec.parallelism.tensor_parallel, 1)
     weights = min(HF_SHARD_BYTES, share) / _GIB
-    parts = (
-        f"{weights:.1f} GiB of weights passing through the host as the server loads them (one checkpoint shard of "
-        f"at most 5 GB at a time at best; TensorRT-LLM reads a whole engine)"
-    )
-    return (
-        weights + STACK_RUNTIME_GIB,
-        f"{parts} + {STACK_RUNTIME_GIB:g} GiB of runtime (assumed) a serving process",
-    )
+    if getattr(spec.inference, "engine", "compiled") == "hf_eager":
+        parts = (
+            f"{weights:.1f} GiB of weights passing through the host as transformers loads them (one checkpoint "
+            "shard of at most 5 GB at a time)"
+        )
+    else:
+        parts = (
+            f"{weights:.1f} GiB of weights passing through the host as the server loads them (one checkpoint shard of "
+            f"at most 5 GB at a time at best; TensorRT-LLM reads a whole engine)"
+        )
+    return weights + STACK_RUNTIME_GIB, parts + runtime
+
+
+def largest_tensor_bytes(spec: WorkloadSpec) -> float:
+    """The checkpoint's largest tensor at 2 B (bf16; an FP8 checkpoint keeps its embedding and LM head in bf16):
+    the embedding (vocab x hidden) or one MLP projection (intermediate x hidden), whichever is larger."""
+    model = spec.model
+    inter = max(model.intermediate_size or 0, getattr(model, "moe_intermediate_size", 0) or 0)
+    hidden = model.hidden_size or 0
+    return max((model.vocab_size or 0) * hidden, inter * hidden) * 2.0
 
 
 def stack_host_ram(spec: WorkloadSpec) -> tuple[float, str] | None:

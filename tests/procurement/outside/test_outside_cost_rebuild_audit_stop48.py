@@ -359,17 +359,13 @@ def test_host_demotion_trtllm_compiled(bundled_catalog):
     assert ok == sorted(ok)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="UNEXPLAINED: with inference.engine vllm_v0 (vLLM, stated) the 8 GiB cudo H100 host is still demoted for "
-    "'one checkpoint shard of at most 5 GB ... TensorRT-LLM reads a whole engine' (8.2 GiB > 8 GiB), but vLLM's "
-    "safetensors_weights_iterator (vllm model_executor/model_loader/weight_utils.py; find_string id 655864578) "
-    "yields one tensor at a time from a safe_open mmap: its resident host need is the largest tensor (Llama-3.1-8B's "
-    "embedding 128256 x 4096 x 2 B = 1.05 GB) + the runtime, ~4.5 GiB; the rule is engine-blind and its 3.5 GiB "
-    "runtime is an assumption carried over from diffusers + accelerate training (aud44r), not a serving process.",
-)
 def test_host_demotion_vllm_engine_keeps_an_8gib_host(bundled_catalog):
-    """[TRTSRV] stated as vLLM (engine vllm_v0): the cheapest H100 host with 8 GiB of RAM can load the model."""
+    """[TRTSRV] stated as vLLM (engine vllm_v0): the cheapest H100 host with 8 GiB of RAM can load the model.
+    Was a strict xfail: UNEXPLAINED, the 8 GiB host demoted by an engine-blind rule (one 5 GB shard 4.7 GiB + 3.5 GiB
+    runtime = 8.2 GiB > 8 GiB). Now held: the largest tensor, Llama-3.1-8B's embedding 128256 x 4096 x 2 B = 1.05 GB
+    (0.98 GiB) + 3.5 GiB = 4.5 GiB < 8 GiB, because vLLM streams one tensor at a time from a safe_open memory map
+    (vllm-project/vllm @0a1ee72ed53f07ca8e57e5e82fdbd89734b39026 vllm/model_executor/model_loader/weight_utils.py
+    safetensors_weights_iterator; sizing.host.serving_host_ram, fix48r)."""
     rows = host_rows("vllm_v0")
     eight = next(r for r in rows if r["instance_type"] == "sapphire-rapids-h100_1x4v8gb")
     assert held(eight)
