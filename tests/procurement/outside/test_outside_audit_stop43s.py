@@ -239,7 +239,7 @@ MIXTRAL_FEWER_EXPERTS_HISTORY = (
     " test_outside_audit_stop43m.py."
 )
 MIXTRAL_L40S_FIRST_TOKEN_REASON = (
-    "UNEXPLAINED (withdrawn by audx48a: (b) fails: 'at most 6.0 of the 8' bounds how many 16-bit experts the run read but no published figure says how many it did, so no arithmetic reproduces the gap within 15% (a bracket sized on the row itself, which the bar does not accept as a size); the arithmetic re-checked and sound, and (a)'s ingredients opened (moe.py @250d9c29 `self.weight_dtype = dtype`; parameter.py copies torch.randn * 2 - 1), but the concentration of the random router is inferred, not measured; and the head figure \'ours 29.43 (+50.9%)\' is stale: today 48.07 (+146.5%) with expert_precision fp16 stated): "
+    "UNEXPLAINED (withdrawn by audx48a: (b) fails: 'at most 6.0 of the 8' bounds how many 16-bit experts the run read but no published figure says how many it did, so no arithmetic reproduces the gap within 15% (a bracket sized on the row itself, which the bar does not accept as a size); the arithmetic re-checked and sound, and (a)'s ingredients opened (moe.py @250d9c29 `self.weight_dtype = dtype`; parameter.py copies torch.randn * 2 - 1), but the concentration of the random router is inferred, not measured; and the head figure 'ours 29.43 (+50.9%)' is stale: today 48.07 (+146.5%) with expert_precision fp16 stated): "
     "EXPLAINED: (cls45, restated by fixa45 after aud45a) [TRT9] Mixtral 8x7B FP8 L40S TP 4 at 128 tokens, batch 1:"
     " published 19.5 ms, ours 29.43 (+50.9%). (a) [TRTBENCH]: the v0.9.0 page's own 'Reproducing' recipe builds"
     " every engine with trtllm-build --model_config <ckpt_config.json> (no checkpoint: xavier-random weights) and"
