@@ -525,7 +525,7 @@ SDB_SD15 = [
         2.09,
         marks=pytest.mark.xfail(
             strict=True,
-            reason="[SDB] SD 1.5, 512 px, 50 steps, UNet compiled, on an L40, the run's stack stated (image.runtime "
+            reason="UNEXPLAINED (labelled at stop 48): [SDB] SD 1.5, 512 px, 50 steps, UNet compiled, on an L40, the run's stack stated (image.runtime "
             "pytorch-2.0): product 1.502 s vs published 2.09 s (-28.1%; was 1.15 s, -45.0%, at the optimized "
             "stack's rate, and 0.980 s, -53.1%, after the L40's diffusion row). e29b: the head's earlier readings "
             "(the compiled-UNet gain over-counted, a 300 W limit) no longer hold: the compiled H100 and 4090 rows "

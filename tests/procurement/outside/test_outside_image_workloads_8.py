@@ -380,6 +380,7 @@ def test_yolov8n_640px_same_pipeline_rate_on_a_t4(bundled_catalog, tmp_path):
 
 
 T4_1024_REASON = (
+    "UNEXPLAINED (labelled at stop 48): "
     "YOLOv8m, 1024 px, batch 8 on a Colab T4 (2 vCPUs): published 1.37 it/s = 10.96 images/s (0.730 s a step),"
     " product 21.92 (+100%), which the product calls loader-bound (0.365 s a step for 2 workers at 10.96 images/s"
     " each) over a GPU side of 0.312 s (25.63 images/s at 8 vCPUs). det29 (stop 42): the loader is not what binds"
