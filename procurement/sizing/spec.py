@@ -833,20 +833,10 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
     dropout = float(
         reader.number(section, "dropout", "lora.dropout", 0.0, minimum=0.0, exclusive=False, maximum=1.0)
     )
-    implementation = str(section.get("implementation", "peft_eager")).strip().lower()
-    if implementation not in LORA_IMPLEMENTATIONS:
-        reader.error(
-            "lora.implementation",
-            f"unknown implementation {implementation!r}; expected one of {', '.join(LORA_IMPLEMENTATIONS)}",
-        )
-        implementation = "peft_eager"
-    adapter_dtype = str(section.get("adapter_dtype", "base")).strip().lower()
-    if adapter_dtype not in LORA_ADAPTER_DTYPES:
-        reader.error(
-            "lora.adapter_dtype",
-            f"unknown adapter dtype {adapter_dtype!r}; expected one of {', '.join(LORA_ADAPTER_DTYPES)}",
-        )
-        adapter_dtype = "base"
+    implementation = reader.choice(
+        section, "implementation", "lora.implementation", "peft_eager", LORA_IMPLEMENTATIONS
+    )
+    adapter_dtype = reader.choice(section, "adapter_dtype", "lora.adapter_dtype", "base", LORA_ADAPTER_DTYPES)
     if image:  # image networks: attention projections or every linear of the transformer blocks
         if "adapter_dtype" in section:
             # image_model prices its own LoRA kernels and never reads the adapters' dtype (aud48l flag 6).
