@@ -242,19 +242,48 @@ Y11S = yolo("yolo11s", 536, 100, 179)
 # records aud48r's reading at 3d5c56bb, no longer a cause of these xfails (the speed misses are).
 FIXED_COST = " [rank48: the cost part is fixed, the rows rebuild to the cent; the speed miss remains]"
 COST = "the rows' cost is not reproducible to the cent from their displayed price x hours x instances"
+# pretrain49 (stop 49): implied MFU of each published Phi figure in the engine's FLOP count (flops_per_token:
+# phi-2 16.894e9, phi-1 / phi-1.5 8.481e9; A100 dense 312e12): phi-2's card 12,056 -> 0.653; phi-1.5's card 6,782 ->
+# 0.184; phi-1.5's paper (arXiv:2309.05463 Table 1 "1.5K" GPU hours for 150B tokens, as quoted in
+# huggingface.co/microsoft/phi-1_5/discussions/77 and aiportalx.com/microsoft/phi-1.5; the PDF itself not opened)
+# 27,778 -> 0.755; phi-1's paper (arXiv:2306.11644 Figure 2.1: phi-1-base "51B tokens (770 GPU hours)", Stack+ 76B
+# tokens 1,090 GPU hours; section 2.3: the same 24 x 2,048 architecture phi-1.5 reuses, fp16, DeepSpeed, FlashAttention,
+# 8 A100s) 18,398 / 19,368 -> 0.500 / 0.526. The engine runs all of them at 0.51 (mfu_pretrain_a100, below MPT's width
+# ceiling at d 2,048 / 2,560) and lands phi-1's rows (+2.0% / -3.1%, test_phi1_paper_gpu_hours_on_the_phi15_shape).
+PHI_SIBLINGS = (
+    " Siblings (pretrain49): phi-1 (arXiv:2306.11644 Figure 2.1, 51B tokens in 770 A100 hours, 8 A100s, fp16, "
+    "DeepSpeed, FlashAttention) is phi-1.5's own architecture and stack; ours 18,761 tokens/s a GPU against its "
+    "18,398 (+2.0%; Stack+ 76B in 1,090 h: 19,368, -3.1%). Implied MFU in the engine's count: phi-1 0.50, phi-1.5 card "
+    "0.18, phi-1.5 paper (Table 1: 1.5K GPU hours for 150B) 0.755, phi-2 card 0.653; no one efficiency lands the "
+    "phi-1.5 card row and the phi-2 card row within 15% (their implied MFUs differ 3.5x)."
+)
 R_PHI2 = (
     "UNEXPLAINED: A100-80G 9,419 tokens/s a GPU vs Phi-2's published 12,056 (-21.9%; the 14-day run sized at "
     "430 h on its own 96 A100s, over its own 336 h deadline); "
     + COST
     + " (row 1 $60,248.04 vs 23.60 x 212.74 h "
-    "x 12 = $60,247.97). Rows 1-5 (12 x 8 H100/H200/B200 at 96 GPUs, ZeRO-1, fits) are sensible." + FIXED_COST
+    "x 12 = $60,247.97). Rows 1-5 (12 x 8 H100/H200/B200 at 96 GPUs, ZeRO-1, fits) are sensible."
+    + FIXED_COST
+    + PHI_SIBLINGS
+    + " The card and Microsoft's blog ('The training for Phi-2 took 14 days on 96 A100 GPUs', 1.4T tokens) agree; "
+    "no paper gives GPU hours. Lead, sized, not landed: the engine caps d 2,560 at mfu_pretrain_a100 0.51 (LLaMA-1's "
+    "2,048-GPU fit) while its own MPT width ceiling gives 0.584 (MPT 3B, d 2,560, 0.586 on 8 A100 80GB); stated at "
+    "0.584 this row reads 10,791 (-10.5%) and phi-1 20,493 (+11.4%), but lifting the cap moves every A100 dense "
+    "pretraining case of d >= 1,470 (the LLaMA-1 fit rows among them): not run against the suite."
 )
 R_PHI15 = (
     "UNEXPLAINED: A100-40G 18,761 tokens/s a GPU vs Phi-1.5's published 6,782 (+176.6%): the engine is 2.8x "
-    "faster than the card says the run was (the card's 8 days may include what it does not state); "
+    "faster than the card says the run was; "
     + COST
     + " (row 1 $3,094.79 vs 23.60 x 32.784 h x 4 = $3,094.81)."
     + FIXED_COST
+    + PHI_SIBLINGS
+    + " The card contradicts its own paper: 8 days x 32 GPUs = 6,144 GPU hours against Table 1's 1.5K (4.1x); "
+    "restated as the paper's run the case reads -32.5% (18,761 vs 27,778), still out, and 0.755 of the peak is "
+    "above the published A100 runs at this width (MPT 1B, d 2,048: 0.559; TinyLlama ~0.55, assumptions.py). phi-1's card (6 days, 8 A100, 54B: "
+    "13,021) also states 1.4x its paper's 826 GPU hours (770 + 7 h x 8 of finetuning), so the cards' training "
+    "time holds more than the training steps, by an amount no source states. Not a mechanism: label stays "
+    "UNEXPLAINED; lead: the phi-1.5 paper's own accounting of the 1.5K hours, or a log of the run."
 )
 R_PEFT_FT = (
     "UNEXPLAINED: memory 29.06 GiB vs cuda_memory_max 34.68 GiB (-16.2%) and " + COST + " (row 2: 0.345716 x "
@@ -415,6 +444,34 @@ def test_phi15_pretrain_32_a100_40gb_8_days(bundled_catalog):
         deadline_hours=192,
     )
     assert not problems, problems
+
+
+PHI1_SPEC = pretrain(PHI15, 8, 51e9)
+
+
+@pytest.mark.django_db
+def test_phi1_paper_gpu_hours_on_the_phi15_shape(bundled_catalog):
+    """pretrain49. phi-1 (arXiv:2306.11644, "Textbooks Are All You Need"): section 2.3, the 1.3B model is 24 layers,
+    d 2,048, MLP 8,192, 32 heads of 64, FlashAttention, seq 2,048, fp16, DeepSpeed on 8 Nvidia A100s (the shape
+    phi-1.5 reuses: PHI15); Figure 2.1: phi-1-base "51B tokens (770 GPU hours)" and the Stack+ model 76B tokens in
+    1,090 GPU hours (read via ai-papers.xuzou.cn/papers/phi_2023 and aiportalx.com/microsoft-research/phi-1, which
+    quote the figure; the A100's memory is unstated and the engine sizes the 40GB and 80GB alike here).
+    Published 51e9 / (770 x 3600) = 18,398 and 76e9 / (1,090 x 3600) = 19,368 tokens/s a GPU; ours 18,761
+    (+2.0% / -3.1%). The same team's phi-1.5 card row (6,782) on this shape is 2.8x slower and its paper's
+    Table 1 (1.5K GPU hours, 27,778) 1.5x faster: the Phi-1.5 strict xfail is about the figure, not the shape."""
+    ours = tokens_per_gpu(candidate(PHI1_SPEC, "a100-sxm4-80gb"))
+    assert ours == pytest.approx(18761, rel=0.002)
+    for tokens, gpu_hours in ((51e9, 770), (76e9, 1090)):
+        assert abs(err(ours, tokens / (gpu_hours * 3600))) <= LLM_SPEED
+    flops = candidate(PHI1_SPEC, "a100-sxm4-80gb")["throughput"]["flops_per_token"]
+    implied = {
+        "phi-1 paper": 51e9 / (770 * 3600) * flops / 312e12,
+        "phi-1.5 card": 1.5e11 / (8 * 86400 * 32) * flops / 312e12,
+        "phi-1.5 paper": 1.5e11 / (1500 * 3600) * flops / 312e12,
+    }
+    assert implied == pytest.approx(
+        {"phi-1 paper": 0.500, "phi-1.5 card": 0.184, "phi-1.5 paper": 0.755}, abs=0.002
+    )
 
 
 @pytest.mark.django_db
