@@ -273,7 +273,12 @@ RF_Y8S_MEMORY_REASON = (
     "8.1.47). Earlier (e44): 'Diagnosis not established: the first month of YOLOv8 (an early "
     "TaskAlignedAssigner whose 2023 code I could not read at that commit), the reserved memory climbing over "
     "three epochs as batches with more boxes arrive; UNEXPLAINED (not a fill44 regression: fill44 does not "
-    "touch memory)'; 5.89 GB at 25 objects (-46%)."
+    "touch memory)'; 5.89 GB at 25 objects (-46%). detmem (stop 49): fragmentation alone can carry a climb at "
+    "fixed batch contents (test_detector_allocator_order.py: the caching allocator's rules, the same per-batch "
+    "counts in another order, reserve 1.9-2.6x one step's peak, densest-first exactly one step), so the climb does "
+    "not need a denser batch; but its size follows the order of the run's padded counts, which neither the log nor "
+    "a published label set of this 612-image dataset gives: not (b), still UNEXPLAINED. cudnn autotuning "
+    "workspaces ruled out at 8.0.x (init_seeds keeps cudnn.benchmark commented out)."
 )
 
 
