@@ -386,7 +386,9 @@ R_TRT_2K_SPEED = (
     "H100s, 42,668 KV blocks, GUARANTEED_NO_EVICT, 1,254 in flight): ours 19,932 (+17.9%; +14.9% counting the run's "
     "last partial wave of 492 requests, not accepted by its author). The 8B on one H100 reads 20,114 (+19.0%) "
     "against a 70B figure, no finding. Lead: about 10 ms a step the engine does not charge (no CUDA graphs, "
-    "enableTrtOverlap 0 in the log), unsized; see test_outside_trtllm_bench_source_stop48.py"
+    "enableTrtOverlap 0 in the log), unsized; see test_outside_trtllm_bench_source_stop48.py. trtstep: no source "
+    "sizes it; NVIDIA's 0.17 rows leave 10.6 ms here but 4.9 ms at 128/4096 (not one size a step) and a "
+    "TP-independent 10 ms breaks the 8B TP 1 128/128 row (-19.8%): test_outside_trtllm_host_step_stop49.py"
 )
 R_FLUX_BF16 = (
     "UNEXPLAINED: speeds pass (A100 14.16 s vs 15.65, -9.5%; H100 5.39 s vs 7.11, -24.1%, at the edge), "

@@ -98,7 +98,10 @@ PRE_XQA_REASON = (
     "have to take ~97 us, and nccl-tests measured 1 MB on 8 A100 SXM4 at 37.9 us (one rank a GPU; 52.6 from one "
     "process), 5-20 us of the 65; v0.9.0's A100 TP 8 row passes now with its 8 MB calls at their measured 130.6 "
     "us, which no TP 4 row here has. Best lead on the A100: the TP 4 decode step's own work (504 against 375 us a "
-    "layer), not its collective"
+    "layer), not its collective. trtstep (stop 49): "
+    "TensorRT-LLM PR #10018, PR #3625 and the overlap-scheduler docs size no per-step host time, and the batch "
+    "manager's non-overlapped loop (trtb48's [LOG70] lead) is not this release's benchmark (gptSessionBenchmark, "
+    "one static session); a host floor of gptSession without CUDA graphs stays unsized"
 )
 
 
@@ -153,7 +156,10 @@ FALCON_REASON = (
     "grid's 29 x {batch} blocks fill the SMs), nor one added cost a step (the 70B 128/128 rows: one ratio, "
     "1.28x / 1.25x, gaps 4.21 / 10.33 ms); leads as the 70B rows (A100: the tensor-parallel residual; H100: the "
     "release's whole-step ratio on short contexts). serve48b: the A100 row's TP 8 calls (1.9 MB) now cost what "
-    "nccl-tests measured on 8 A100s (54 us), 3 us under NCCL's model: not the gap"
+    "nccl-tests measured on 8 A100s (54 us), 3 us under NCCL's model: not the gap. trtstep (stop 49): "
+    "TensorRT-LLM PR #10018, PR #3625 and the overlap-scheduler docs size no per-step host time, and the batch "
+    "manager's non-overlapped loop (trtb48's [LOG70] lead) is not this release's benchmark (gptSessionBenchmark, "
+    "one static session); a host floor of gptSession without CUDA graphs stays unsized"
 )
 
 

@@ -169,7 +169,11 @@ SHORT_7B_REASON = (
     "its long-output rows (+7.3%, +0.4%), and the A100 FP16 128/128 row passes (+3.3%). Ruled out: one added cost a "
     "step (case 2; a host floor is not), static batching or padding and the non-paged cache ([BENCH050], [MMHA050]); stated with an "
     "FP16 KV cache ([KV050]) the row reads +7.2% but the long rows -38.4% / -43.2% (case 3). Lead: the release's "
-    "FP8 path at a short context (the 70B TP 4 128/128 rows miss by the same ratio, +27.9% / +25.0%)"
+    "FP8 path at a short context (the 70B TP 4 128/128 rows miss by the same ratio, +27.9% / +25.0%). trtstep "
+    "(stop 49): "
+    "TensorRT-LLM PR #10018, PR #3625 and the overlap-scheduler docs size no per-step host time, and the batch "
+    "manager's non-overlapped loop (trtb48's [LOG70] lead) is not this release's benchmark (gptSessionBenchmark, "
+    "one static session); a host floor of gptSession without CUDA graphs stays unsized"
 )
 
 
