@@ -22,7 +22,7 @@ from procurement.sizing.assumptions import CONTEXT_LAYER_FIXED_SECONDS, Assumpti
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import collective_bandwidth_gbps, tensor_parallel_over_nvlink
 from procurement.sizing.validation import trtllm_spec
-from tests.procurement.outside.test_outside_audit_stop43s import GPT_J_6B, TTFT47_FIGURE
+from tests.procurement.outside.test_outside_audit_stop43s import GPT_J_6B, TTFT47_FIGURE, TTFT49_WAVES
 
 GPUS = {gpu.slug: gpu for gpu in load_bundled_gpus()}
 LAYERS_7B = 32
@@ -174,29 +174,33 @@ def test_the_throughput_does_not_take_it(monkeypatch):
 
 
 A100_SHORT_PROMPT_REASON = (
-    "UNEXPLAINED: [TRT9] A100 FP16, one GPU, 128-token prompt: Llama 2 7B 16.2 ms, Mistral 7B 16.3; product 12.8 (-21.0%)"
-    " and 13.5 (-17.2%) with the 3.5 ms of per-layer fixed cost (9.3 / 10.0 without it, -42.6% / -38.8%). Over"
-    " the read-bound forward the A100 needs 215 and 198 us a layer, and 235 on GPT-J 6B (14.8 ms, 28 layers;"
-    " test_outside_audit_stop43s.py), where the FP8 cards' fit rows need 97-118: the fixed cost is not"
-    " card-independent, and it is TensorRT-LLM v0.9.0's, mechanism not established. Not the ridge alone: its"
-    " 16-bit forward sits at the GEMMs' ridge (weight reads 9.31 ms, FLOPs 8.03 ms at 0.68 of the peak), where"
-    " max(reads, FLOPs) is most optimistic and reads + FLOPs (17.3 ms, +7%) would fit, but the H200's FP8 fit"
-    " rows sit at the ridge too (Llama 2 7B reads 1.98, FLOPs 1.86 ms) and land with max(reads, FLOPs) + 110 us"
-    " a layer (reads + FLOPs there: 3.8 ms, -33%, without the fixed cost; 7.4, +29%, with it); the same"
-    " publisher's v0.5 table has the A100 GPT-J row 2.8 ms faster (12 ms). No published figure sizes the overlap"
-    " near the ridge. UNEXPLAINED."
-    " cls45d (stop 45) checked the release's engine recipe: the benchmark build.py sets the GEMM plugin only"
-    " when the quantization is not FP8 (benchmarks/python/build.py @05316d33 'if args.quantization is None or"
-    ' "fp8" not in args.quantization: gemm_plugin = dtype\'; the same line in the set_gemm_plugin form, stored'
-    " ids 142410815 / 2730593151), so every A100 FP16 row ran its linears as cuBLAS plugin calls TensorRT"
-    " cannot fuse with their neighbours, while the FP8 fit rows ran TensorRT's own FP8 GEMMs: a per-layer cost"
-    " that differs by engine precision is what that recipe predicts, but the card is confounded with it (every"
-    " FP16 row of the tables is an A100) and no source counts either engine's kernels. Sized, not landed: a"
-    " 16-bit constant of 210 us a layer (fitted on the two v0.9.0 7B rows: -1.1% / +2.4%) holds out GPT-J 14.8"
-    " at -4.6%, the 70B TP 4 45.6 at +3.5%, v0.5's 70B TP 4 47 at +0.4% and Falcon TP 8 61 at -2.6%, leaves"
-    " v0.9.0's Falcon TP 8 76.5 at -22.4%, and breaks v0.5's passing A100 GPT-J 12 ms (-5.7% -> +17.6%): the"
-    " same card, model and prompt 2.8 ms apart between releases, which no field states."
-) + TTFT47_FIGURE
+    (
+        "UNEXPLAINED: [TRT9] A100 FP16, one GPU, 128-token prompt: Llama 2 7B 16.2 ms, Mistral 7B 16.3; product 12.8 (-21.0%)"
+        " and 13.5 (-17.2%) with the 3.5 ms of per-layer fixed cost (9.3 / 10.0 without it, -42.6% / -38.8%). Over"
+        " the read-bound forward the A100 needs 215 and 198 us a layer, and 235 on GPT-J 6B (14.8 ms, 28 layers;"
+        " test_outside_audit_stop43s.py), where the FP8 cards' fit rows need 97-118: the fixed cost is not"
+        " card-independent, and it is TensorRT-LLM v0.9.0's, mechanism not established. Not the ridge alone: its"
+        " 16-bit forward sits at the GEMMs' ridge (weight reads 9.31 ms, FLOPs 8.03 ms at 0.68 of the peak), where"
+        " max(reads, FLOPs) is most optimistic and reads + FLOPs (17.3 ms, +7%) would fit, but the H200's FP8 fit"
+        " rows sit at the ridge too (Llama 2 7B reads 1.98, FLOPs 1.86 ms) and land with max(reads, FLOPs) + 110 us"
+        " a layer (reads + FLOPs there: 3.8 ms, -33%, without the fixed cost; 7.4, +29%, with it); the same"
+        " publisher's v0.5 table has the A100 GPT-J row 2.8 ms faster (12 ms). No published figure sizes the overlap"
+        " near the ridge. UNEXPLAINED."
+        " cls45d (stop 45) checked the release's engine recipe: the benchmark build.py sets the GEMM plugin only"
+        " when the quantization is not FP8 (benchmarks/python/build.py @05316d33 'if args.quantization is None or"
+        ' "fp8" not in args.quantization: gemm_plugin = dtype\'; the same line in the set_gemm_plugin form, stored'
+        " ids 142410815 / 2730593151), so every A100 FP16 row ran its linears as cuBLAS plugin calls TensorRT"
+        " cannot fuse with their neighbours, while the FP8 fit rows ran TensorRT's own FP8 GEMMs: a per-layer cost"
+        " that differs by engine precision is what that recipe predicts, but the card is confounded with it (every"
+        " FP16 row of the tables is an A100) and no source counts either engine's kernels. Sized, not landed: a"
+        " 16-bit constant of 210 us a layer (fitted on the two v0.9.0 7B rows: -1.1% / +2.4%) holds out GPT-J 14.8"
+        " at -4.6%, the 70B TP 4 45.6 at +3.5%, v0.5's 70B TP 4 47 at +0.4% and Falcon TP 8 61 at -2.6%, leaves"
+        " v0.9.0's Falcon TP 8 76.5 at -22.4%, and breaks v0.5's passing A100 GPT-J 12 ms (-5.7% -> +17.6%): the"
+        " same card, model and prompt 2.8 ms apart between releases, which no field states."
+    )
+    + TTFT47_FIGURE
+    + TTFT49_WAVES
+)
 
 
 @pytest.mark.xfail(strict=True, reason=A100_SHORT_PROMPT_REASON)
