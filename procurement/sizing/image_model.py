@@ -732,7 +732,29 @@ def inference_traffic_bytes_per_image(spec) -> float:
             scores += decoder.eager_scores_saved
     score_bytes = 0.0 if spec.flash_attention else eager_score_passes(spec) * scores * element
     adapter = unfused_adapter_traffic_bytes_per_image(spec)
-    return 2.0 * elements * element + score_bytes + adapter + weight_dequantize_bytes_per_image(spec)
+    clip = fp16_clip_elements_per_sample(spec) * steps(spec) * (2 if uses_cfg(spec) else 1)
+    return 2.0 * (elements + clip) * element + score_bytes + adapter + weight_dequantize_bytes_per_image(spec)
+
+
+def fp16_clip_elements_per_sample(spec) -> float:
+    """Elements an eager fp16 Flux forward clips in kernels of their own: diffusers' Flux blocks
+    (src/diffusers/models/transformers/transformer_flux.py @375ec930, v0.33.1: FluxSingleTransformerBlock.forward
+    100-101 `if hidden_states.dtype == torch.float16: hidden_states = hidden_states.clip(-65504, 65504)` over the
+    joint image + text stream; FluxTransformerBlock.forward 187-188 the same on encoder_hidden_states, the text
+    stream only) run one more elementwise pass over the residual stream a block, read and written like the
+    activations inference_traffic_bytes_per_image counts. bf16 and fp32 skip it, torch.compile folds it into the
+    residual add (image.fused_kernels), SD3's joint blocks (models/attention.py JointTransformerBlock, same
+    release) have no clip: 0 there. Counted from the code, not fitted."""
+    if spec.is_training or spec.precision != "fp16" or spec.image.fused_kernels or not is_diffusion(spec):
+        return 0.0
+    denoiser = image_preset(spec.model.image_arch.slug)["denoiser"]
+    if denoiser.get("kind") != "mmdit" or not denoiser.get("single_blocks"):
+        return 0.0
+    cost = spec_network_cost(spec)
+    text = text_tokens(spec) or 0
+    return float(
+        denoiser["hidden"] * (denoiser["single_blocks"] * cost.tokens + denoiser["joint_blocks"] * text)
+    )
 
 
 # FasterTransformer is sized as its last release, v5.3 (NVIDIA/FasterTransformer tag release/v5.3_tag, d21dc02,
@@ -1398,7 +1420,8 @@ def denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, att
     element = activation_bytes_per_element(spec)
     scores = 0.0 if spec.flash_attention else eager_score_passes(spec) * cost.eager_scores_saved * element
     adapter = 0.0 if spec.image.fused_kernels else UNFUSED_LORA_OUTPUT_PASSES * adapter_outputs * element
-    traffic = (2.0 * cost.saved * element + scores + adapter) * samples
+    saved = cost.saved + fp16_clip_elements_per_sample(spec)
+    traffic = (2.0 * saved * element + scores + adapter) * samples
     return compute + traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
 
 

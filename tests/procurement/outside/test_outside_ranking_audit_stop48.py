@@ -397,8 +397,10 @@ R_FLUX_BF16 = (
     + ": lium L40S_4x $14.96 vs 1.52 x 9.838 h = $14.95, and rows 2 and 4 the same."
 )
 R_FLUX_FP8 = (
-    "UNEXPLAINED: stated as run (fp16, unquantized: see FLUX_FP8_AS_RUN) H100 5.39 s vs 7.28 (-25.9%, 0.9 point "
-    "past the bar); was 4.43 s (-39.1%) stated as precision fp8, whose 1.22x fp8 credit the run never had: "
+    "UNEXPLAINED: stated as run (fp16, unquantized: see FLUX_FP8_AS_RUN) H100 5.42 s vs 7.28 (-25.5%, 0.5 point "
+    "past the bar; 5.39 s, -25.9%, before imgmisc49 counted diffusers v0.33.1's fp16-only residual clips, "
+    "transformer_flux.py @375ec930 100-101 and 187-188: 2.27 GB a step, +0.027 s, the only fp16-specific "
+    "denoiser pass, so the fp16 / bf16 gap is not the miss); was 4.43 s (-39.1%) stated as precision fp8, whose 1.22x fp8 credit the run never had: "
     "diffusers 0.33.1 FluxPipeline.from_pretrained ignores quantization_config, so the published 'TorchAO FP8' "
     "is the FP16 run (7.28 vs its FP16 7.23 s, +0.7%). The rest is the eager DiT undercount its BF16 sibling "
     "shows (-24.1%); lead (fp8img48, counted, not fitted): diffusers 0.33.1's fp32 q/k RMSNorm "
