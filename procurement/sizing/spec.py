@@ -142,6 +142,9 @@ LORA_SAVED_MODULE_ALIASES = {
     "output": "output",
     "lm_head": "output",
 }
+LORA_KEYS = frozenset(
+    {"rank", "targets", "alpha", "dropout", "implementation", "adapter_dtype", "modules_to_save"}
+)  # every key `lora` accepts (the API's schema documents exactly these: tests/procurement/test_spec_schemas.py)
 LORA_SAVED_MODULES_LIMIT = 8  # list entries; two kinds exist, a longer list is a typo
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
 LORA_TARGET_ALIASES = {
@@ -839,7 +842,7 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
     if strict:
         reader.unknown_keys(
             section,
-            {"rank", "targets", "alpha", "dropout", "implementation", "adapter_dtype", "modules_to_save"},
+            LORA_KEYS,
             "lora.",
         )
     rank = reader.integer(section, "rank", "lora.rank", 8)
