@@ -194,6 +194,17 @@ class WorkloadLoraSerializer(serializers.Serializer):
         "DeepSpeed): PEFT's input cast and autocast's 3 casts an adapted linear each forward pass and 4 cast "
         "gradients backward join the host floor, at an assumed 7 us a cast",
     )
+    modules_to_save = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        max_length=8,
+        help_text="Whole modules trained beside the adapters (PEFT's modules_to_save, axolotl's lora_modules_to_save; "
+        "language models only): embed_tokens / wte / word_embeddings / embeddings for the input table, lm_head / "
+        "output for the output layer. Each is a trainable copy of the vocab x hidden table at the base weights' "
+        "dtype (PEFT's ModulesToSaveWrapper) with its gradient and optimizer states (16-bit AdamW states on "
+        "zero_stage 0, fp32 master and states under ZeRO), the output copy's weight-gradient GEMM (2 x vocab x "
+        "hidden FLOPs a token), the copies' gradient passes and their optimizer step",
+    )
 
 
 class WorkloadParallelismSerializer(serializers.Serializer):

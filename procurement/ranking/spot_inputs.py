@@ -22,7 +22,14 @@ from procurement.costing.spot_timing import SpotTiming, SpotTimingInput, spot_ti
 from procurement.ranking.options import RankingOptions
 from procurement.sizing import WorkloadSpec
 from procurement.sizing.assumptions import ENVIRONMENT_DISK, GB, GPUS_PER_NODE
-from procurement.sizing.bytes_model import adapter_bytes, adapter_params, optimizer_bytes_per_param
+from procurement.sizing.bytes_model import (
+    adapter_bytes,
+    adapter_params,
+    optimizer_bytes_per_param,
+    saved_module_bytes,
+    saved_module_optimizer_bytes,
+    saved_module_params,
+)
 from procurement.sizing.host import checkpoint_gb, dataset_gb
 from procurement.sizing.verdict import identity_cache
 
@@ -38,7 +45,8 @@ def resumable_checkpoint_gb(spec: WorkloadSpec) -> float:
     if not spec.is_training:
         return 0.0
     if spec.uses_adapters:
-        return adapter_params(spec) * (adapter_bytes(spec) + optimizer_bytes_per_param(spec)) / GB
+        saved = saved_module_params(spec) * (saved_module_bytes(spec) + saved_module_optimizer_bytes(spec))
+        return (adapter_params(spec) * (adapter_bytes(spec) + optimizer_bytes_per_param(spec)) + saved) / GB
     return checkpoint_gb(spec)
 
 

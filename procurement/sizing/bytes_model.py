@@ -118,7 +118,48 @@ def weights_bytes(spec: WorkloadSpec) -> float:
     expert_bytes = expert_weight_bytes(spec)
     if expert_bytes is not None:
         base += routed_expert_params(model) * (expert_bytes - block_linear_bytes(spec))
-    return base + adapter_params(spec) * adapter_bytes(spec)
+    return (
+        base
+        + adapter_params(spec) * adapter_bytes(spec)
+        + saved_module_params(spec) * saved_module_bytes(spec)
+    )
+
+
+def saved_module_params(spec: WorkloadSpec) -> float:
+    """Parameters of the trainable copies lora.modules_to_save makes (PEFT's ModulesToSaveWrapper deep-copies each
+    named module and trains the copy, the original kept frozen: peft v0.5.0 src/peft/utils/other.py 151-161): vocab
+    x hidden a named module, the input table and the output layer alike (Qwen-7B's wte and lm_head: 2 x 151,936 x
+    4,096 = 1.2447e9). 0 without adapters or names, and for image models."""
+    if (
+        not spec.uses_adapters
+        or spec.lora is None
+        or spec.model.is_image
+        or spec.model.image_arch is not None
+    ):
+        return 0.0
+    return float(len(spec.lora.modules_to_save) * counts.output_layer_params(spec.model))
+
+
+def saved_module_bytes(spec: WorkloadSpec) -> float:
+    """Bytes a copied module's weight (and its gradient: autograd keeps a parameter's gradient in its dtype): the
+    dtype of the frozen original, as copy.deepcopy keeps it: the run's working weights, 16-bit beside quantized or
+    fp8-stored block linears (weights_bytes: embeddings and head are never quantized)."""
+    if spec.weight_quantization == "none" and not spec.fp8_weights:
+        return compute_bytes(spec)
+    return embedding_bytes(spec)
+
+
+def saved_module_optimizer_bytes(spec: WorkloadSpec) -> float:
+    """Optimizer state a copied-module parameter. A torch optimizer stepping the model's parameters (HF Trainer /
+    Accelerate under autocast, zero_stage 0) keeps its states in each parameter's dtype (torch/optim/adamw.py:
+    `state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)`), no master copy: a 16-bit copy
+    has 16-bit AdamW states whatever master_weights_fp32 says of the fp32 adapters. Under ZeRO (zero_stage >= 1)
+    with master_weights_fp32, DeepSpeed's mixed-precision optimizer keeps an fp32 master and fp32 states of every
+    trainable 16-bit parameter (deepspeed runtime/zero/stage_1_and_2.py: single_partition_of_fp32_groups,
+    `.clone().float().detach()`), as for a full fine-tune."""
+    param_bytes = saved_module_bytes(spec)
+    master = spec.master_weights_fp32 and spec.parallelism.zero_stage >= 1
+    return _optimizer_state_bytes(spec, param_bytes, master)
 
 
 def adapter_params(spec: WorkloadSpec) -> float:
@@ -135,9 +176,10 @@ def adapter_bytes(spec: WorkloadSpec) -> float:
 
 
 def trainable_params(spec: WorkloadSpec) -> float:
+    """Every trained parameter: the adapters and lora.modules_to_save's copies, or the whole model."""
     if not spec.is_training:
         return 0.0
-    return adapter_params(spec) if spec.uses_adapters else spec.model.params
+    return adapter_params(spec) + saved_module_params(spec) if spec.uses_adapters else spec.model.params
 
 
 def _param_bytes(spec: WorkloadSpec) -> float:
@@ -145,10 +187,24 @@ def _param_bytes(spec: WorkloadSpec) -> float:
 
 
 def optimizer_bytes_per_param(spec: WorkloadSpec) -> float:
-    """Optimizer state per trainable parameter, including the fp32 master copy when one is kept."""
-    param_bytes = _param_bytes(spec)
-    master = 4.0 if spec.master_weights_fp32 and param_bytes < 4.0 else 0.0
-    state = 4.0 if (spec.master_weights_fp32 or param_bytes >= 4.0) else param_bytes
+    """Optimizer state per trainable parameter (the adapters' under LoRA), including the fp32 master copy when one
+    is kept."""
+    return _optimizer_state_bytes(spec, _param_bytes(spec), spec.master_weights_fp32)
+
+
+def _mean_over_trainable(spec: WorkloadSpec, adapter_value: float, saved_value: float) -> float:
+    """A per-parameter figure averaged over the trained parameters, the adapters' and modules_to_save's copies'
+    weighted by their counts (the two sum exactly: gradients, optimizer states and their traffic)."""
+    saved = saved_module_params(spec)
+    if not spec.uses_adapters or not saved:
+        return adapter_value
+    adapters = adapter_params(spec)
+    return (adapters * adapter_value + saved * saved_value) / (adapters + saved)
+
+
+def _optimizer_state_bytes(spec: WorkloadSpec, param_bytes: float, master_weights_fp32: bool) -> float:
+    master = 4.0 if master_weights_fp32 and param_bytes < 4.0 else 0.0
+    state = 4.0 if (master_weights_fp32 or param_bytes >= 4.0) else param_bytes
     if spec.optimizer == "adamw":
         states = 2 * state
     elif spec.optimizer in ("adamw_8bit", "paged_adamw_8bit"):
@@ -651,12 +707,16 @@ def state_bytes(spec: WorkloadSpec) -> StateBytes:
     if model.image_arch is not None:
         return _image_state_bytes(spec, model.image_arch)
     weight_bytes = weights_bytes(spec)
-    bytes_per_weight = weight_bytes / model.params if model.params else 0.0
+    # the model's own weights a parameter (modules_to_save's copies are no layer's: largest_layer_bytes)
+    own_bytes = weight_bytes - saved_module_params(spec) * saved_module_bytes(spec)
+    bytes_per_weight = own_bytes / model.params if model.params else 0.0
     return StateBytes(
         weight_bytes=weight_bytes,
         trainable_params=trainable_params(spec),
-        grad_bytes_per_param=_param_bytes(spec),
-        optimizer_bytes_per_param=optimizer_bytes_per_param(spec),
+        grad_bytes_per_param=_mean_over_trainable(spec, _param_bytes(spec), saved_module_bytes(spec)),
+        optimizer_bytes_per_param=_mean_over_trainable(
+            spec, optimizer_bytes_per_param(spec), saved_module_optimizer_bytes(spec)
+        ),
         largest_layer_bytes=counts.largest_layer_params(model, spec.parallelism.expert_parallel)
         * bytes_per_weight,
         layer_bytes_per_token=layer_activation_bytes_per_token(

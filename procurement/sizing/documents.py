@@ -53,6 +53,7 @@ KNOB_PATHS = {
     "lora_rank": "lora.rank",
     "lora_implementation": "lora.implementation",
     "lora_adapter_dtype": "lora.adapter_dtype",
+    "lora_modules_to_save": "lora.modules_to_save",
     "gpus": "parallelism.gpus",
     "zero_stage": "parallelism.zero_stage",
     "tensor_parallel": "parallelism.tensor_parallel",
@@ -85,7 +86,14 @@ _TRAINING_ONLY = {
     "context_parallel",
     "expert_parallel",
 }
-_ADAPTER_ONLY = {"lora_rank", "lora_implementation", "lora_adapter_dtype"}
+_ADAPTER_ONLY = {"lora_rank", "lora_implementation", "lora_adapter_dtype", "lora_modules_to_save"}
+# The form's lora_modules_to_save choices and the list each states (spec.LORA_SAVED_MODULE_ALIASES)
+LORA_SAVED_MODULE_CHOICES = {
+    "none": [],
+    "embeddings": ["embeddings"],
+    "output": ["output"],
+    "embeddings_and_output": ["embeddings", "output"],
+}
 _INFERENCE_ONLY = {
     "concurrency",
     "context_len",
@@ -116,6 +124,7 @@ _TEXT_KNOBS = {
     "runtime",
     "lora_implementation",
     "lora_adapter_dtype",
+    "lora_modules_to_save",
     "serving_engine",
     "quant_kernel",
     "attn_implementation",
@@ -128,6 +137,7 @@ _UNSTATED_DEFAULTS = {
     "runtime": "optimized",
     "lora_implementation": "peft_eager",
     "lora_adapter_dtype": "base",
+    "lora_modules_to_save": "none",
     "serving_engine": "compiled",
     "quant_kernel": "unstated",
     "attn_implementation": "unstated",
@@ -180,6 +190,10 @@ def spec_from_knobs(knobs: Mapping[str, str]) -> dict:
         if not text or text == _UNSTATED_DEFAULTS.get(knob) or not _applies(knob, task, is_image, is_preset):
             continue
         value = text if knob in _TEXT_KNOBS else _knob_value(text)
+        if (
+            knob == "lora_modules_to_save"
+        ):  # a choice naming a list; an unknown text goes through to be refused
+            value = LORA_SAVED_MODULE_CHOICES.get(text, [text])
         _set_path(spec, path, value)
     if is_preset:
         _add_image_knobs(spec, knobs, task)

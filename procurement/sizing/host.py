@@ -29,7 +29,13 @@ from procurement.sizing.assumptions import (
     VCPUS_PER_GPU_IMAGE,
     YOLOV5_MOSAIC_IMAGES_PER_VCPU,
 )
-from procurement.sizing.bytes_model import adapter_params, optimizer_bytes_per_param, state_bytes
+from procurement.sizing.bytes_model import (
+    adapter_params,
+    optimizer_bytes_per_param,
+    saved_module_bytes,
+    saved_module_params,
+    state_bytes,
+)
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
 
@@ -48,8 +54,8 @@ def checkpoint_gb(spec: WorkloadSpec) -> float:
     """One checkpoint: adapters only for LoRA; weights plus optimizer state for full training."""
     if not spec.is_training:
         return 0.0
-    if spec.uses_adapters:
-        return adapter_params(spec) * 4.0 / GB
+    if spec.uses_adapters:  # PEFT's save_pretrained writes modules_to_save's copies with the adapters
+        return (adapter_params(spec) * 4.0 + saved_module_params(spec) * saved_module_bytes(spec)) / GB
     state = state_bytes(spec)
     return (state.weight_bytes + state.trainable_params * optimizer_bytes_per_param(spec)) / GB
 

@@ -95,3 +95,8 @@ class LoraSpec:
     # >= 0.12's get_peft_model(autocast_adapter_dtype=True) default upcasts them), which adds PEFT's and autocast's
     # casts each way an adapted linear. Language models only (refused on image models).
     adapter_dtype: str = "base"
+    # lora.modules_to_save (PEFT's modules_to_save, axolotl's lora_modules_to_save): whole modules trained beside
+    # the adapters, each a trainable copy.deepcopy of the frozen original at its dtype (peft v0.5.0
+    # src/peft/utils/other.py 151-161, ModulesToSaveWrapper.update): () or any of "embeddings" (the input table)
+    # and "output" (the LM head). Priced by params.saved_module_params and bytes_model / throughput / optimizer_step.
+    modules_to_save: tuple[str, ...] = ()

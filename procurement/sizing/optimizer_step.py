@@ -59,6 +59,7 @@ from __future__ import annotations
 import numpy as np
 
 from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH
+from procurement.sizing.bytes_model import saved_module_bytes, saved_module_params
 from procurement.sizing.spec import WorkloadSpec
 
 # element accesses a trainable parameter a step (module docstring): foreach AdamW 20, clip_grad_norm_ 3
@@ -88,6 +89,34 @@ def seconds_per_step(spec: WorkloadSpec, gradient_bytes, owned_share, bandwidth_
         return np.zeros_like(np.asarray(gradient_bytes, dtype=float))
     bandwidth = np.asarray(bandwidth_bytes, dtype=float) * ACHIEVED_BANDWIDTH.value
     traffic = (FOREACH_ADAMW_ACCESSES + CLIP_GRAD_NORM_ACCESSES) * np.asarray(gradient_bytes) * owned_share
+    with np.errstate(invalid="ignore", divide="ignore"):
+        seconds = traffic / bandwidth
+    return np.where(np.isfinite(seconds), seconds, 0.0)
+
+
+def saved_module_seconds_per_step(spec: WorkloadSpec, owned_share, bandwidth_bytes) -> np.ndarray:
+    """The same foreach AdamW and clipping passes over lora.modules_to_save's 16-bit copies (bytes_model), where
+    the run's own term does not already count them: master_weights_fp32 (fp32 adapters) on zero_stage 0, the
+    HF Trainer / Accelerate autocast run whose torch AdamW steps each copy in its own dtype (torch/optim/adamw.py
+    zeros_like states; the Qwen LoRA (emb) runs: QwenLM/Qwen finetune.py modules_to_save, transformers' default
+    optim adamw_torch, torch 2.0's _multi_tensor_adamw). Under ZeRO the copies' step runs over fp32 masters, which
+    this module does not count (above). 0 where it does not apply."""
+    zero = np.zeros_like(np.asarray(owned_share, dtype=float))
+    copies = saved_module_params(spec)
+    if not copies or applies(spec) or spec.parallelism.zero_stage >= 1:
+        return zero
+    if not (
+        spec.is_training
+        and spec.parallelism.offload == "none"
+        and spec.model.image_arch is None
+        and spec.optimizer == "adamw"
+        and spec.training_stack == "other"
+    ):
+        return zero
+    bandwidth = np.asarray(bandwidth_bytes, dtype=float) * ACHIEVED_BANDWIDTH.value
+    traffic = (
+        (FOREACH_ADAMW_ACCESSES + CLIP_GRAD_NORM_ACCESSES) * copies * saved_module_bytes(spec) * owned_share
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         seconds = traffic / bandwidth
     return np.where(np.isfinite(seconds), seconds, 0.0)

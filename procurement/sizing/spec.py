@@ -131,6 +131,21 @@ LORA_IMPLEMENTATIONS = ("peft_eager", "fused", "compiled")
 # on a 16-bit base under torch autocast: PEFT's and autocast's casts an adapted linear; peft < 0.6, and peft >= 0.12
 # whose get_peft_model(autocast_adapter_dtype=True) default upcasts 16-bit adapters to fp32). Language models only.
 LORA_ADAPTER_DTYPES = ("base", "fp32")
+# lora.modules_to_save: the module names PEFT / axolotl users write (PEFT matches them by suffix) for the input
+# embedding table and the output layer, read as the product's two kinds (bytes_model.saved_module_params).
+# Llama / Mistral embed_tokens and lm_head, GPT-2 / Qwen-1 wte, BLOOM word_embeddings, torchtune output.
+LORA_SAVED_MODULE_ALIASES = {
+    "embeddings": "embeddings",
+    "embed_tokens": "embeddings",
+    "wte": "embeddings",
+    "word_embeddings": "embeddings",
+    "output": "output",
+    "lm_head": "output",
+}
+LORA_KEYS = frozenset(
+    {"rank", "targets", "alpha", "dropout", "implementation", "adapter_dtype", "modules_to_save"}
+)  # every key `lora` accepts (the API's schema documents exactly these: tests/procurement/test_spec_schemas.py)
+LORA_SAVED_MODULES_LIMIT = 8  # list entries; two kinds exist, a longer list is a typo
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
 LORA_TARGET_ALIASES = {
     "output_proj": ("o_proj",),
@@ -826,7 +841,9 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
         return None
     if strict:
         reader.unknown_keys(
-            section, {"rank", "targets", "alpha", "dropout", "implementation", "adapter_dtype"}, "lora."
+            section,
+            LORA_KEYS,
+            "lora.",
         )
     rank = reader.integer(section, "rank", "lora.rank", 8)
     # PEFT's lora_dropout: nn.Dropout before lora_A above 0, nn.Identity at 0 (its default); lora_host counts it.
@@ -837,7 +854,13 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
         section, "implementation", "lora.implementation", "peft_eager", LORA_IMPLEMENTATIONS
     )
     adapter_dtype = reader.choice(section, "adapter_dtype", "lora.adapter_dtype", "base", LORA_ADAPTER_DTYPES)
+    modules_to_save = _parse_modules_to_save(reader, section)
     if image:  # image networks: attention projections or every linear of the transformer blocks
+        if modules_to_save:
+            reader.error(
+                "lora.modules_to_save",
+                "applies to language models only (their embedding table and output layer); leave it out",
+            )
         if "adapter_dtype" in section:
             # image_model prices its own LoRA kernels and never reads the adapters' dtype (aud48l flag 6).
             reader.error(
@@ -869,7 +892,11 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
     if not isinstance(raw_targets, list) or not raw_targets:
         reader.error("lora.targets", "must be a non-empty list of module names or 'all-linear'")
         return LoraSpec(
-            rank=rank, implementation=implementation, dropout=dropout, adapter_dtype=adapter_dtype
+            rank=rank,
+            implementation=implementation,
+            dropout=dropout,
+            adapter_dtype=adapter_dtype,
+            modules_to_save=modules_to_save,
         )
     targets: list[str] = []
     names = [str(target).strip().lower() for target in raw_targets]
@@ -887,7 +914,36 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
         implementation=implementation,
         dropout=dropout,
         adapter_dtype=adapter_dtype,
+        modules_to_save=modules_to_save,
     )
+
+
+def _parse_modules_to_save(reader: _Reader, section: dict) -> tuple[str, ...]:
+    """lora.modules_to_save: a list of module names (LORA_SAVED_MODULE_ALIASES), read as ("embeddings", "output")
+    in that order, each once; () when absent."""
+    raw = section.get("modules_to_save", [])
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or len(raw) > LORA_SAVED_MODULES_LIMIT:
+        reader.error(
+            "lora.modules_to_save",
+            f"must be a list of at most {LORA_SAVED_MODULES_LIMIT} module names "
+            f"({', '.join(LORA_SAVED_MODULE_ALIASES)})",
+        )
+        return ()
+    kinds: set[str] = set()
+    for index, name in enumerate(raw):
+        kind = LORA_SAVED_MODULE_ALIASES.get(str(name).strip().lower()) if isinstance(name, str) else None
+        if kind is None:
+            reader.error(
+                f"lora.modules_to_save[{index}]",
+                f"unknown module {name!r}; expected one of {', '.join(LORA_SAVED_MODULE_ALIASES)}",
+            )
+            continue
+        kinds.add(kind)
+    return tuple(kind for kind in ("embeddings", "output") if kind in kinds)
 
 
 CONTRACT_FIELDS = ("gpus", "zero_stage", "tensor_parallel", "pipeline_parallel")

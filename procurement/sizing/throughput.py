@@ -82,9 +82,11 @@ from procurement.sizing.assumptions import (
 from procurement.sizing.attention_kernels import extra_attention_seconds
 from procurement.sizing.bytes_model import (
     DTYPE_BYTES,
+    adapter_params,
     embedding_bytes,
     expert_weight_bytes,
     op_level_recomputed_matmuls,
+    saved_module_bytes,
     selective_modules,
     state_bytes,
 )
@@ -149,8 +151,10 @@ def training_flops_per_token(spec: WorkloadSpec) -> float:
         spec.model, attention_context_tokens(spec)
     )
     attention += recomputed_forward_flops_per_token(spec) + output_layer_flops_per_token(spec)
-    if spec.uses_adapters:
-        adapters = state_bytes(spec).trainable_params
+    if (
+        spec.uses_adapters
+    ):  # the adapters' own 6 a weight; modules_to_save's copies in output_layer_flops_per_token
+        adapters = adapter_params(spec)
         return (6.0 if recompute else 4.0) * blocks + 6.0 * adapters + attention
     return (8.0 if recompute else 6.0) * blocks + attention + mtp_flops_per_token(spec)
 
@@ -181,7 +185,37 @@ def output_layer_flops_per_token(spec: WorkloadSpec) -> float:
     output_layer sits in GPTModel outside it; NVIDIA-NeMo/Automodel parallelizer.py apply_ac and torchtitan's
     apply_ac wrap each TransformerBlock; Narayanan et al. 2021, arXiv:2104.04473 sec. 5.1, count the logit
     layer 6 B s h V in their full-recomputation total 96 B s l h^2 (1 + s / 6h + V / 16lh))."""
-    return (4.0 if spec.uses_adapters else 6.0) * float(counts.output_layer_params(spec.model))
+    return (4.0 if _frozen_output_layer(spec) else 6.0) * float(counts.output_layer_params(spec.model))
+
+
+def _frozen_output_layer(spec: WorkloadSpec) -> bool:
+    """Adapters freeze the output layer unless lora.modules_to_save trains a copy of it (PEFT runs the copy in the
+    original's place, peft v0.5.0 utils/other.py ModulesToSaveWrapper.forward), which adds the copy's weight
+    gradient, 2 x vocab x hidden FLOPs a token."""
+    return spec.uses_adapters and not (spec.lora is not None and "output" in spec.lora.modules_to_save)
+
+
+def saved_module_pass_seconds(spec: WorkloadSpec, memory_bandwidth_gbps) -> np.ndarray:
+    """A rank's seconds a step in the memory passes of lora.modules_to_save's copies besides their GEMMs, at the
+    achieved share of the card's bandwidth (inf or NaN: 0). The embedding copy's backward writes a zero-filled
+    vocab x hidden gradient each micro-batch before its scatter-add of the batch's rows (torch
+    aten/src/ATen/native/cuda/Embedding.cu embedding_dense_backward_cuda -> EmbeddingBackwardKernel.cu
+    embedding_backward_cuda_kernel: `at::zeros({num_weights, stride}, grad.options())`): 1 write an element. Every
+    copy's fresh gradient is added into .grad on each micro-batch after the first (autograd's AccumulateGrad,
+    `variable_grad += new_grad`; HF Trainer zeroes with set_to_none so the first is stolen): 2 reads + 1 write an
+    element. At the copy's dtype (bytes_model.saved_module_bytes)."""
+    if not spec.uses_adapters or spec.lora is None or not spec.lora.modules_to_save:
+        return np.zeros_like(_array(memory_bandwidth_gbps, np.inf))
+    table = float(counts.output_layer_params(spec.model))
+    micro_batches = float(spec.gradient_accumulation_steps)
+    accesses = len(spec.lora.modules_to_save) * 3.0 * (micro_batches - 1.0)
+    if "embeddings" in spec.lora.modules_to_save:
+        accesses += micro_batches
+    traffic = accesses * table * saved_module_bytes(spec)
+    bandwidth = _array(memory_bandwidth_gbps, np.inf) * 1e9 * ACHIEVED_BANDWIDTH_FRACTION
+    with np.errstate(invalid="ignore", divide="ignore"):
+        seconds = traffic / bandwidth
+    return np.where(np.isfinite(seconds), seconds, 0.0)
 
 
 def costed_flops_per_token(spec: WorkloadSpec, recompute_share=1.0):
@@ -468,7 +502,9 @@ def training_throughput(
     dequant_s = bubble * qlora_dequant.seconds_per_step(
         spec, _array(memory_bandwidth_gbps, np.inf), expert_share(spec, gpus, tp, pp) / (tp * pp)
     )
-    compute_s = flop_s + dequant_s
+    # lora.modules_to_save: the copies' gradient passes, backward work after each forward (saved_module_pass_seconds)
+    saved_pass_s = saved_module_pass_seconds(spec, memory_bandwidth_gbps)
+    compute_s = flop_s + dequant_s + saved_pass_s
     # eager PEFT adapters: the host issues every kernel of a layer and micro-batch; launches are asynchronous, so
     # the step runs at the longer of the GPU's work and the host's (lora_host.py), on every card. Only on rows
     # without tensor or pipeline parallelism: the engine's TP / PP are Megatron-Core's, whose adapters are fused.
@@ -477,7 +513,9 @@ def training_throughput(
     # plus the GPU's work after it, the FLOPs' by their forward share and the QLoRA unpacking's by its passes
     host_floor_s = np.where((tp == 1.0) & (pp == 1.0), lora_host.host_seconds_per_step(spec), 0.0)
     flops_after_s = (1.0 - forward_share(spec)) * flop_s
-    after_forward_s = flops_after_s + (1.0 - qlora_dequant.first_forward_share(spec)) * dequant_s
+    after_forward_s = (
+        flops_after_s + (1.0 - qlora_dequant.first_forward_share(spec)) * dequant_s + saved_pass_s
+    )
     phase_s = np.where(
         (tp == 1.0) & (pp == 1.0) & lora_host.applies(spec),
         lora_host.forward_host_seconds_per_step(spec) + after_forward_s,
@@ -562,6 +600,7 @@ def training_throughput(
     # step, after the gradients are in (optimizer_step.py); a share of a short step, nothing on long ones
     owned = np.where(zero >= 1, 1.0 / grad_ranks, 1.0)
     optimizer_s = optimizer_step.seconds_per_step(spec, gradient_bytes, owned, hbm * 1e9)
+    optimizer_s = optimizer_s + optimizer_step.saved_module_seconds_per_step(spec, owned, hbm * 1e9)
     gpu_step_s = (
         compute_s + exposed_dp + exposed_tp_s + exposed_pp_s + exposed_cp_s + exposed_ep_s + optimizer_s
     )

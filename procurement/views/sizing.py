@@ -13,7 +13,13 @@ from gpuledger.charts import stacked_bar_chart
 from gpuledger.roles import ENGINEER, role_required
 from procurement.services.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
-from procurement.sizing.documents import KNOB_PATHS, load_spec_text, spec_from_knobs, spec_to_yaml
+from procurement.sizing.documents import (
+    KNOB_PATHS,
+    LORA_SAVED_MODULE_CHOICES,
+    load_spec_text,
+    spec_from_knobs,
+    spec_to_yaml,
+)
 from procurement.sizing.image_knobs import IMAGE_KNOB_DEFAULTS, IMAGE_KNOB_PATHS
 from procurement.sizing.image_presets import image_architecture
 from procurement.sizing.image_spec import IMAGE_RUNTIMES
@@ -59,6 +65,7 @@ KNOB_DEFAULTS = {
     "lora_rank": "16",
     "lora_implementation": "peft_eager",
     "lora_adapter_dtype": "base",
+    "lora_modules_to_save": "none",
     "gpus": "1",
     "zero_stage": "0",
     "tensor_parallel": "1",
@@ -123,6 +130,11 @@ KNOB_LABELS = {
         "lora, qlora (peft_eager), language models: base (peft 0.6-0.11) / fp32 (peft < 0.6 or >= 0.12 under "
         "torch autocast: their casts join the host floor)",
     ),
+    "lora_modules_to_save": (
+        "Trained embedding / output layer",
+        "lora, qlora, language models: PEFT modules_to_save (e.g. wte, lm_head when tokens are added): trainable "
+        "copies of the embedding table and / or output layer",
+    ),
     "gpus": ("GPUs", ""),
     "zero_stage": ("ZeRO stage / FSDP", "training"),
     # GPUs split each model copy tensor x pipeline ways; the rest are data-parallel replicas
@@ -184,6 +196,7 @@ _TEXT_KNOBS = (
     "runtime",
     "lora_implementation",
     "lora_adapter_dtype",
+    "lora_modules_to_save",
     "serving_engine",
     "quant_kernel",
     "attn_implementation",
@@ -204,6 +217,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "runtime": IMAGE_RUNTIMES,
         "lora_implementation": LORA_IMPLEMENTATIONS,
         "lora_adapter_dtype": LORA_ADAPTER_DTYPES,
+        "lora_modules_to_save": tuple(LORA_SAVED_MODULE_CHOICES),
         "serving_engine": SERVING_ENGINES,
         "quant_kernel": QUANT_KERNELS,
         "attn_implementation": ATTN_IMPLEMENTATIONS,

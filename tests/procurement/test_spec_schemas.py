@@ -12,7 +12,7 @@ from procurement.sizing import spec
 CASES = [
     (docs.WorkloadSpecSerializer, spec._TOP_KEYS),
     (docs.WorkloadModelSerializer, spec._MODEL_KEYS),
-    (docs.WorkloadLoraSerializer, {"rank", "targets", "alpha", "dropout", "implementation", "adapter_dtype"}),
+    (docs.WorkloadLoraSerializer, spec.LORA_KEYS),
     (docs.WorkloadParallelismSerializer, spec.PARALLELISM_KEYS),
     (
         docs.WorkloadInferenceSerializer,
