@@ -34,6 +34,7 @@ from procurement.sizing.compute_peak import expert_rate_inputs
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import collective_bandwidth_gbps, tensor_parallel_over_nvlink
 from procurement.sizing.validation import trtllm_spec
+from tests.procurement.outside.test_outside_audit_stop43m import MIXTRAL49_LEAD
 
 SPEED = 0.15
 GPUS = {gpu.slug: gpu for gpu in load_bundled_gpus()}
@@ -241,7 +242,7 @@ MIXTRAL_HOPPER_FIRST_TOKEN = {
 @pytest.mark.parametrize(
     ("gpu", "published"),
     [
-        pytest.param(gpu, published, marks=pytest.mark.xfail(strict=True, reason=reason))
+        pytest.param(gpu, published, marks=pytest.mark.xfail(strict=True, reason=reason + MIXTRAL49_LEAD))
         for gpu, (published, reason) in MIXTRAL_HOPPER_FIRST_TOKEN.items()
     ],
 )
@@ -309,14 +310,14 @@ MIXTRAL_A100_FIRST_TOKEN_REASON = (
             "fp8",
             4,
             19.5,
-            marks=pytest.mark.xfail(strict=True, reason=MIXTRAL_L40S_FIRST_TOKEN_REASON),
+            marks=pytest.mark.xfail(strict=True, reason=MIXTRAL_L40S_FIRST_TOKEN_REASON + MIXTRAL49_LEAD),
         ),
         pytest.param(
             A100,
             "fp16",
             2,
             23.8,
-            marks=pytest.mark.xfail(strict=True, reason=MIXTRAL_A100_FIRST_TOKEN_REASON),
+            marks=pytest.mark.xfail(strict=True, reason=MIXTRAL_A100_FIRST_TOKEN_REASON + MIXTRAL49_LEAD),
         ),
     ],
 )
