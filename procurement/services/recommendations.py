@@ -351,6 +351,11 @@ def recommendation_compute(
     ``now``: the instant prices are aged at (None: the moment it ranks)."""
     context = context or RankingContext.current()
     context.check_filters(options)
+    if not context.gpus:
+        # An empty catalog (a fresh database before `load_catalog`) has nothing to rank or to size the disk on.
+        raise CostInputError(
+            "catalog", "the GPU catalog is empty: load it first (manage.py load_catalog, or a price refresh)"
+        )
     measurements = _measurements(workload, spec) if measurements is None else measurements
     disk_gb = host_requirements(spec, next(iter(context.gpus.values())), 1, 0.0)["disk_gb_per_node"]
     options = replace(

@@ -202,3 +202,13 @@ def test_the_deadline_probability_and_explore_options_reach_the_ranking_through_
     assert {row["gpus"] for row in rows} >= {1}
     assert all(("GPUs (spec: 1)" in " ".join(row["differs_from_spec"])) == (row["gpus"] != 1) for row in rows)
     assert all(row["wall_clock"]["probability"] == 0.9 for row in rows)  # the default
+
+
+def test_the_command_on_an_empty_catalog_says_to_load_it(tmp_path, db):
+    """A fresh database before `load_catalog`: a clear error naming the catalog, not a StopIteration traceback
+    (aud49r ran `recommend` on a fresh SQLite database and got one)."""
+    path = tmp_path / "workload.yaml"
+    path.write_text(yaml.safe_dump(WORKLOAD))
+    with pytest.raises(CommandError, match="catalog is empty: load it first"):
+        call_command("recommend", str(path), "--format", "json")
+    assert Workload.objects.count() == 0 and Recommendation.objects.count() == 0
