@@ -80,6 +80,7 @@ PLAN_GATE_ORDER = (
     "serving_zero",
     "serving_partial",
     "image_tp",
+    "tp_heads",
     "zero_one_gpu",
     "tiles",
     "tp_instance",
@@ -146,6 +147,12 @@ def _gate_text(name: str, spec, shapes, closest) -> str:
         return "partial tensor-parallel plans are training plans (a serving replica is its TP group)"
     if name == "image_tp":
         return "image presets run data parallel only"
+    if name == "tp_heads":
+        model = spec.model
+        return (
+            f"tensor parallel {tp} does not split the model's {model.num_attention_heads} attention heads "
+            f"({model.num_key_value_heads or model.num_attention_heads} KV heads) evenly"
+        )
     if name == "zero_one_gpu":
         return "ZeRO-3/FSDP shards over more than one GPU"
     if name == "tiles":

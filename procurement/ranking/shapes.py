@@ -257,6 +257,21 @@ def plan_validity_gates(spec: WorkloadSpec, uses_tp, node_scale_up, partial_tp=0
     }
 
 
+def tensor_parallel_splits_heads(spec: WorkloadSpec, tensor_parallel) -> np.ndarray:
+    """Per shape: the TP degree splits the attention heads the way the engines require. vLLM refuses a degree
+    that does not divide the query heads ("Total number of attention heads (32) must be divisible by tensor
+    parallel size (3)", vllm/config.py ModelConfig.verify_with_parallel_config), and its QKVParallelLinear
+    splits the KV heads (kv % tp == 0) or replicates them (tp % kv == 0); Megatron-Core's attention asserts
+    the same of its heads and query groups. So a 3-GPU instance holds no TP group of a 32-head model."""
+    tp = np.asarray(tensor_parallel, dtype=float)
+    if spec.model.is_image or not spec.model.num_attention_heads:
+        return np.ones(np.shape(tp), dtype=bool)
+    heads = float(spec.model.num_attention_heads)
+    kv = float(spec.model.num_key_value_heads or spec.model.num_attention_heads)
+    degree = np.maximum(tp, 1.0)
+    return (np.mod(heads, degree) == 0) & ((np.mod(kv, degree) == 0) | (np.mod(degree, kv) == 0))
+
+
 def slower_partial_plans(partial_tp, hours, fits, offloaded) -> np.ndarray:
     """Per shape: a partial tensor-parallel plan that loses to another plan of the same GPU kind and
     instance count (same offers, same price per hour, so the faster plan is the cheaper row): it is not
@@ -372,6 +387,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     gates = dict(grid.gates) | plan_validity_gates(spec, grid.uses_tp, grid.node_scale_up, grid.partial_tp)
     # no training-only plans in serving: ZeRO-3/FSDP shards optimizer state inference lacks
     gates["serving_zero"] = np.asarray(spec.is_training | (zero < 3))
+    gates["tp_heads"] = tensor_parallel_splits_heads(spec, tensor_parallel)
     valid = grid.valid & all_gates(gates, zero.shape)
     runnable = total_gib <= grid.capacity_gib
     tight = runnable & (

@@ -1,0 +1,44 @@
+"""Tensor parallelism splits the attention heads the way serving and training engines require (aud49r, stop 49).
+
+aud49r ranked Mixtral 8x7B int8 serving (one stream) and got lium RTX3090_3x first: a TP 3 group over a model of
+32 query heads and 8 KV heads. vLLM refuses it ("Total number of attention heads (32) must be divisible by tensor
+parallel size (3)", vllm/config.py ModelConfig.verify_with_parallel_config, stored id 10081767991; a user hitting it
+on 3 cards with Qwen3-8B: stored id 57589686346), and so do Megatron-Core and TensorRT-LLM.
+"""
+
+import numpy as np
+import pytest
+
+from procurement.ranking.shapes import tensor_parallel_splits_heads
+from procurement.sizing.spec import parse_workload_spec
+from tests.procurement.outside.test_outside_ranking_audit_stop48 import ranked
+
+MIXTRAL_INT8 = {
+    "task": "inference",
+    "model": {"preset": "mixtral-8x7b"},
+    "precision": "bf16",
+    "weight_quantization": "int8",
+    "inference": {"concurrency": 1, "context_len": 640, "output_tokens": 128},
+}
+
+
+def test_the_degrees_that_split_32_query_and_8_kv_heads():
+    spec = parse_workload_spec(MIXTRAL_INT8)
+    degrees = np.array([1, 2, 3, 4, 6, 8, 16])
+    # 32 % tp == 0 and (8 % tp == 0 or tp % 8 == 0): 1, 2, 4, 8 split; 16 replicates the 8 KV heads twice
+    assert tensor_parallel_splits_heads(spec, degrees).tolist() == [True, True, False, True, False, True, True]
+
+
+def test_a_28_head_model_has_no_tp_8():
+    # Qwen2.5-7B: 28 query heads, 4 KV heads (its config.json): TP 8 leaves 3.5 heads a rank
+    spec = parse_workload_spec(MIXTRAL_INT8 | {"model": {"preset": "qwen2.5-7b"}})
+    assert spec.model.num_attention_heads == 28 and spec.model.num_key_value_heads == 4
+    assert tensor_parallel_splits_heads(spec, np.array([2, 4, 7, 8])).tolist() == [True, True, False, False]
+
+
+@pytest.mark.django_db
+def test_mixtral_serving_ranks_no_tp_3_group(bundled_catalog):
+    rows = ranked(MIXTRAL_INT8, 10)
+    assert rows and all(row["gpus_per_instance"] != 3 for row in rows), [
+        (row["instance_type"], row["gpus_per_instance"]) for row in rows
+    ]
