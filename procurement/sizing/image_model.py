@@ -744,7 +744,10 @@ def fp16_clip_elements_per_sample(spec) -> float:
     stream only) run one more elementwise pass over the residual stream a block, read and written like the
     activations inference_traffic_bytes_per_image counts. bf16 and fp32 skip it, torch.compile folds it into the
     residual add (image.fused_kernels), SD3's joint blocks (models/attention.py JointTransformerBlock, same
-    release) have no clip: 0 there. Counted from the code, not fitted."""
+    release) have no clip: 0 there. Counted from the code, not fitted. This is diffusers' cost (present from
+    v0.30.0, PR #9097, through v0.39.0, aud49i): image.engine pytorch is sized as diffusers; another Flux
+    implementation (Black Forest Labs' reference code, ComfyUI) is not read here. It does not close the fp16 /
+    bf16 gap BenchmarkFlux publishes on an A100 (+0.48 s against +0.045 s charged)."""
     if spec.is_training or spec.precision != "fp16" or spec.image.fused_kernels or not is_diffusion(spec):
         return 0.0
     denoiser = image_preset(spec.model.image_arch.slug)["denoiser"]
