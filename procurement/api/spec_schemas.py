@@ -509,6 +509,11 @@ class WorkloadSpecSerializer(serializers.Serializer):
     master_weights_fp32 = _flag("fp32 master weights beside half-precision ones")
     micro_batch_size = _count("Sequences per GPU per step")
     seq_len = _count("Sequence length, tokens")
+    max_seq_len = _count(
+        "Training on samples of unequal length, each micro-batch padded to its longest: the longest sequence a "
+        "micro-batch holds, tokens. Memory's activation, loss and logits terms (and the ranking's fit check) are "
+        "sized at it; speed and hours stay at seq_len (the mean). At least seq_len; default: seq_len"
+    )
     gradient_checkpointing = _choice(
         CHECKPOINTING,
         "Activation recomputation: none; selective (Megatron-Core, see recompute_modules); selective_op "

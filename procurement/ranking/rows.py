@@ -314,7 +314,7 @@ def tight_risk(spec) -> str:
             "fragmentation or a larger batch can run out of memory"
         )
     return (
-        f"the peak counts the activations of a micro-batch of {spec.micro_batch_size} at {spec.seq_len:,} "
+        f"the peak counts the activations of a micro-batch of {spec.micro_batch_size} at {spec.memory_seq_len:,} "
         "tokens; it fits only inside the headroom: allocator fragmentation, a longer sequence or a larger "
         "micro-batch can run out of memory"
     )

@@ -315,6 +315,11 @@ def memory_assumptions(spec: WorkloadSpec) -> list[str]:
     if spec.model.image_arch is not None or spec.model.is_image_tier or not spec.is_training:
         return []
     notes = []
+    if spec.memory_seq_len > spec.seq_len:
+        notes.append(
+            f"samples of unequal length: activations, loss and logits sized at the longest batch, max_seq_len "
+            f"{spec.memory_seq_len:,} tokens; speed and hours at seq_len {spec.seq_len:,}"
+        )
     if spec.fp8_weights:
         notes.append("block-linear weights stored in fp8 (1 byte); embeddings, LM head and norms 16-bit")
     elif spec.precision == "fp8":

@@ -48,6 +48,7 @@ KNOB_PATHS = {
     "precision": "precision",
     "micro_batch_size": "micro_batch_size",
     "seq_len": "seq_len",
+    "max_seq_len": "max_seq_len",
     "gradient_checkpointing": "gradient_checkpointing",
     "training_tokens": "training_tokens",
     "lora_rank": "lora.rank",
@@ -79,6 +80,7 @@ KNOB_PATHS = {
 _TRAINING_ONLY = {
     "micro_batch_size",
     "seq_len",
+    "max_seq_len",
     "gradient_checkpointing",
     "training_tokens",
     "zero_stage",

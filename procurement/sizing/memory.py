@@ -14,11 +14,14 @@ parallelism, and a 1F1B pipeline's first stage holding `min(p, micro-batches)` m
 activations by cp; expert parallelism divides the routed experts' weights, gradients and unsharded optimizer
 state by ep (under ZeRO the expert state is sharded over dp x cp / ep ranks, so a GPU holds 1 / (dp x cp) of
 it either way); offload moves optimizer state and gradients (and with `optimizer_and_params` the weights) to
-host RAM, reported per node as `host_ram_gib`. QLoRA on GPTQ int4 keeps the unpacked 16-bit weights autograd saves
+host RAM, reported per node as `host_ram_gib`. A training run whose micro-batches vary in length (`max_seq_len`) is
+sized at its longest: the peak is that batch's (at_longest_sequence). QLoRA on GPTQ int4 keeps the unpacked 16-bit weights autograd saves
 for the backward as `dequantized_weights_gib` (qlora_dequant.saved_copy_bytes).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -76,6 +79,7 @@ def memory_breakdown_gib(
     flash_attention: bool | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-GPU memory for each plan; None arguments take the spec's values. Arrays broadcast together."""
+    spec = at_longest_sequence(spec)
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
     zero = _array(zero_stage, par.zero_stage)
@@ -95,6 +99,16 @@ def memory_breakdown_gib(
     else:
         parts = _inference_bytes(spec, state_bytes(spec), dp, tp, pp)
     return _finish(spec, parts, gpus)
+
+
+def at_longest_sequence(spec: WorkloadSpec) -> WorkloadSpec:
+    """The spec memory is sized at: a run whose micro-batches are padded to their longest sample peaks on the
+    longest batch (its activations, loss and logits at max_seq_len tokens), while its speed and hours follow the
+    mean length (seq_len, which throughput.py reads from the spec as stated)."""
+    longest = spec.memory_seq_len
+    if longest == spec.seq_len:
+        return spec
+    return replace(spec, seq_len=longest, max_seq_len=None)
 
 
 def _tiles(par, gpus, model_parallel, pp) -> np.ndarray:

@@ -562,6 +562,8 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         },
         "estimate": "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate",
     }
+    if spec.is_training and not spec.model.is_image:  # memory at the longest batch, speed at seq_len
+        summary |= {"seq_len": spec.seq_len, "max_seq_len": spec.memory_seq_len}
     if spec.model.is_image_tier:
         summary["image_tier"] = image.tier_summary(spec)
     if spec.model.image_arch is not None:

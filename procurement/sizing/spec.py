@@ -326,6 +326,10 @@ class WorkloadSpec:
     master_weights_fp32: bool = True
     micro_batch_size: int = 1
     seq_len: int = 2048
+    # Training on samples of unequal length, each micro-batch padded to its longest: the longest sequence a
+    # micro-batch holds. Memory's activation, loss and logits terms are sized at it (the peak is the longest
+    # batch's); every speed and hours figure stays at seq_len (the mean). None: seq_len.
+    max_seq_len: int | None = None
     gradient_checkpointing: str = "none"
     # The submodules selective recomputation drops (Megatron-Core's names, RECOMPUTE_MODULES); () unless
     # gradient_checkpointing is selective, where the default is Megatron's ("core_attn",).
@@ -366,6 +370,11 @@ class WorkloadSpec:
     def uses_adapters(self) -> bool:
         return self.task in ("lora", "qlora")
 
+    @property
+    def memory_seq_len(self) -> int:
+        """The sequence length memory is sized at: max_seq_len where stated, else seq_len."""
+        return max(self.seq_len, self.max_seq_len or self.seq_len)
+
 
 _TOP_KEYS = {
     "name",
@@ -378,6 +387,7 @@ _TOP_KEYS = {
     "master_weights_fp32",
     "micro_batch_size",
     "seq_len",
+    "max_seq_len",
     "gradient_checkpointing",
     "recompute_modules",
     "fused_swiglu",
@@ -595,6 +605,7 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         "master_weights_fp32": reader.boolean(data, "master_weights_fp32", "master_weights_fp32", True),
         "micro_batch_size": reader.integer(data, "micro_batch_size", "micro_batch_size", 1),
         "seq_len": reader.integer(data, "seq_len", "seq_len", 2048),
+        "max_seq_len": reader.integer(data, "max_seq_len", "max_seq_len", None),
         "gradient_checkpointing": reader.choice(
             data, "gradient_checkpointing", "gradient_checkpointing", "none", CHECKPOINTING
         ),
@@ -1364,6 +1375,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         )
     _check_splits(reader, spec)
     _check_packed_samples(reader, spec)
+    _check_max_seq_len(reader, spec)
     if model_known:
         _check_recompute_modules(reader, spec)
     if par.offload != "none" and spec.is_training and par.zero_stage == 0:
@@ -1433,6 +1445,21 @@ def _check_packed_samples(reader: _Reader, spec: WorkloadSpec) -> None:
             f"attention_kernel {spec.attention_kernel}'s published speeds are whole-sequence calls: state one or "
             "the other",
         )
+
+
+def _check_max_seq_len(reader: _Reader, spec: WorkloadSpec) -> None:
+    """The longest sequence of a training run whose samples vary in length: at least the mean (seq_len)."""
+    longest = spec.max_seq_len
+    if longest is None:
+        return
+    if not spec.is_training:
+        reader.error(
+            "max_seq_len", f"sizes a training run's longest batch: needs a training task, got {spec.task}"
+        )
+    elif spec.model.is_image:
+        reader.error("max_seq_len", "the longest token sequence of a language model: not for an image model")
+    elif longest < spec.seq_len:
+        reader.error("max_seq_len", f"must be >= seq_len ({spec.seq_len}), got {longest}")
 
 
 def _check_reshard_after_forward(reader: _Reader, spec: WorkloadSpec) -> None:

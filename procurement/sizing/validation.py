@@ -896,7 +896,10 @@ def _max_context(spec: WorkloadSpec, case: Case) -> float:
     low, high = 16, 1 << 20
     while high - low > 16:
         middle = (low + high) // 2
-        fits = memory_breakdown_scalar(replace(spec, seq_len=middle))["total_per_gpu_gib"] <= capacity
+        fits = (
+            memory_breakdown_scalar(replace(spec, seq_len=middle, max_seq_len=None))["total_per_gpu_gib"]
+            <= capacity
+        )
         low, high = (middle, high) if fits else (low, middle)
     return float(low)
 

@@ -44,8 +44,8 @@ def _training_steps(spec: WorkloadSpec, gpu: GpuSpec) -> Iterator[Step]:
         accumulation = spec.gradient_accumulation_steps * spec.micro_batch_size
         spec = replace(spec, micro_batch_size=1, gradient_accumulation_steps=accumulation)
         yield spec, f"micro_batch_size 1 with gradient_accumulation_steps {accumulation} (same global batch)"
-    if spec.seq_len > 2048:
-        spec = replace(spec, seq_len=2048)
+    if spec.memory_seq_len > 2048:  # truncating caps the longest batch too (max_seq_len)
+        spec = replace(spec, seq_len=min(spec.seq_len, 2048), max_seq_len=2048)
         yield spec, "seq_len 2048 (pack or truncate longer sequences)"
     if spec.precision == "fp32":
         precision = "bf16" if gpu.supports_precision("bf16") else "fp16"

@@ -60,6 +60,7 @@ KNOB_DEFAULTS = {
     "precision": "bf16",
     "micro_batch_size": "4",
     "seq_len": "2048",
+    "max_seq_len": "",  # blank: seq_len (samples of one length)
     "gradient_checkpointing": "full",
     "training_tokens": "2.0e8",
     "lora_rank": "16",
@@ -118,6 +119,11 @@ KNOB_LABELS = {
     "precision": ("Precision", ""),
     "micro_batch_size": ("Micro-batch size", "training"),
     "seq_len": ("Sequence length (tokens)", "training"),
+    "max_seq_len": (
+        "Longest sequence (tokens)",
+        "training, samples of unequal length: memory at the longest batch, speed at the sequence length; blank: "
+        "the sequence length",
+    ),
     "gradient_checkpointing": ("Gradient checkpointing", "training"),
     "training_tokens": ("Training tokens", "training: for hours"),
     "lora_rank": ("LoRA rank", "lora, qlora"),

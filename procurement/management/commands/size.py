@@ -86,7 +86,13 @@ def _percent(value) -> str:
 def render_table(report: dict) -> str:
     workload, memory = report["workload"], report["memory"]
     lines = [f"{workload['name']}: {workload['task']} of {workload['model']} ({workload['estimate']})", ""]
-    lines.append(f"Memory per GPU at {workload['parallelism']['gpus']} GPU(s), GiB:")
+    longest = workload.get("max_seq_len")
+    at_longest = (
+        f" (activations at max_seq_len {longest:,} tokens; speed at seq_len {workload['seq_len']:,})"
+        if longest and longest > workload["seq_len"]
+        else ""
+    )
+    lines.append(f"Memory per GPU at {workload['parallelism']['gpus']} GPU(s), GiB{at_longest}:")
     lines += [f"  {key:<24} {_number(value):>10}" for key, value in memory.items()]
     throughput = report["throughput"]
     lines += ["", f"Speed on {throughput.get('gpus', '-')} x {throughput.get('gpu', '-')}:"]
