@@ -52,6 +52,10 @@ class Configurations:
     # 16 GiB host under the 16.4 GiB its diffusers script holds ranked first by 5 cents; aud44r: the card rule
     # RAM >= GPU memory only warns)
     host_doubt: np.ndarray
+    # a serving replica split over several consumer (GeForce) cards: flagged by ranking/warnings.py ("prefer a
+    # data-center card that holds the model on fewer GPUs"), so like a tight fit it ranks below the first row
+    # that is not one (aud48r / aud49r: a flagged 3-4 x RTX 3090 split ranked first for Mixtral serving)
+    consumer_split: np.ndarray
 
     def price_per_hour(self, index: int) -> float:
         """The instance-hour price ranked (USD): the quote, or the robust price of a spot outlier."""
@@ -207,7 +211,16 @@ def configure(
         columns["is_spot"][offer] & (instances > 1),
         unstated_link_talks(spec, shapes, shape, columns["gpu_per_instance"][offer]),
         host_shortfall(columns, offer, shapes, shape, spec) & ~columns["gpu_only"][offer] & fits,
+        consumer_serving_split(spec, shapes, shape, columns["consumer"][offer]) & fits,
     )
+
+
+def consumer_serving_split(spec: WorkloadSpec, shapes: Shapes, shape: np.ndarray, consumer) -> np.ndarray:
+    """Per configuration: a serving replica's tensor-parallel group spans several consumer cards (no ECC, a
+    driver licence that excludes data-center use: ranking/warnings.link_warnings flags it)."""
+    if spec.is_training:
+        return np.zeros(np.shape(shape), dtype=bool)
+    return np.asarray(consumer, dtype=bool) & (shapes.tensor_parallel[shape] > 1)
 
 
 def gpus_talk(spec: WorkloadSpec, shapes: Shapes, shape: np.ndarray) -> np.ndarray:
@@ -309,8 +322,8 @@ def pareto_shapes(configs: Configurations, shape_hours: np.ndarray) -> set[tuple
 def ranked_order(configs: Configurations, top: int | None, include_infeasible: bool = False) -> np.ndarray:
     """Selected feasible rows by (total cost, hours, catalog order), those that fit with headroom on a
     documented link and a host that meets the rules of thumb before the doubtful ones (tight: peak fits,
-    headroom does not; GPUs that talk over a link the catalog does not state; or a host below the RAM or
-    vCPU rule it is warned about, ``host_shortfall``), and the spot rows on several instances last (a job needs all N
+    headroom does not; GPUs that talk over a link the catalog does not state; a host below the RAM or
+    vCPU rule it is warned about, ``host_shortfall``; a serving replica split over consumer cards), and the spot rows on several instances last (a job needs all N
     granted at once, a capacity nothing here models: priced and shown with their reclaim exposure, never the
     answer ahead of a row whose capacity is not in doubt); only the top N are fully sorted.
     With include_infeasible, the best N infeasible rows follow (by what they would cost, then hours),
@@ -320,9 +333,15 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
     multi_spot = candidates[doubtful & configs.fits[candidates]]
     candidates = candidates[~doubtful]
     fits = configs.fits[candidates]
-    # one rule for every doubt (a tight fit, an assumed link, a host below its rule of thumb): shown below
+    # one rule for every doubt (a tight fit, an assumed link, a host below its rule of thumb, a consumer
+    # serving split): shown below
     # the first row without one, never dropped
-    tight = configs.tight[candidates] | configs.unstated_link[candidates] | configs.host_doubt[candidates]
+    tight = (
+        configs.tight[candidates]
+        | configs.unstated_link[candidates]
+        | configs.host_doubt[candidates]
+        | configs.consumer_split[candidates]
+    )
     roomy = _cheapest(configs, candidates[fits & ~tight], top)  # no doubt: first
     tight_rows = candidates[fits & tight]
     cheap_tight = np.zeros(0, dtype=np.int64)

@@ -308,6 +308,9 @@ def offer_columns(
     columns |= _spot_sanity_columns(offers, keep, options, is_spot)
     columns["price_quality"] = quality[keep]
     columns["link"], columns["link_table"] = _interconnects(text, keep, gpus, options)
+    # GeForce cards (GpuSpec.is_consumer): a serving replica split over several of them is ordered as a doubt
+    consumer = np.array([gpus[name].is_consumer if name in gpus else False for name in columns["gpu_names"]])
+    columns["consumer"] = consumer[columns["gpu_code"]] if consumer.size else np.zeros(keep.size, dtype=bool)
     columns["vcpus"] = _float_column(offers, "vcpus")[keep]
     columns["memory_gib"] = _float_column(offers, "memory_gib")[keep]
     band = (

@@ -399,6 +399,10 @@ UNSTATED_LINK_ORDER_REASON = (
 
 # configurations.ranked_order: a host below the rule of thumb its row warns about is ordered like a tight fit
 HOST_ORDER_REASON = "the host is below that rule of thumb: ranked below the first row whose host meets it"
+# configurations.ranked_order: a serving replica split over consumer cards is ordered like a tight fit
+CONSUMER_SPLIT_ORDER_REASON = (
+    "a serving replica split over consumer cards: ranked below the first row that is not one"
+)
 
 
 def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age, host=None) -> list[str]:
@@ -425,6 +429,8 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age,
     reasons.extend(_offer_reasons(offer, shapes, shape, host))
     if configs.host_doubt[index]:
         reasons.append(HOST_ORDER_REASON)
+    if configs.consumer_split[index]:
+        reasons.append(CONSUMER_SPLIT_ORDER_REASON)
     link = shapes.links[int(shapes.link[shape])]
     if not link.stated and int(offer["gpu_per_instance"]) > 1:
         reasons.append(

@@ -26,7 +26,15 @@ def test_the_degrees_that_split_32_query_and_8_kv_heads():
     spec = parse_workload_spec(MIXTRAL_INT8)
     degrees = np.array([1, 2, 3, 4, 6, 8, 16])
     # 32 % tp == 0 and (8 % tp == 0 or tp % 8 == 0): 1, 2, 4, 8 split; 16 replicates the 8 KV heads twice
-    assert tensor_parallel_splits_heads(spec, degrees).tolist() == [True, True, False, True, False, True, True]
+    assert tensor_parallel_splits_heads(spec, degrees).tolist() == [
+        True,
+        True,
+        False,
+        True,
+        False,
+        True,
+        True,
+    ]
 
 
 def test_a_28_head_model_has_no_tp_8():
@@ -42,3 +50,18 @@ def test_mixtral_serving_ranks_no_tp_3_group(bundled_catalog):
     assert rows and all(row["gpus_per_instance"] != 3 for row in rows), [
         (row["instance_type"], row["gpus_per_instance"]) for row in rows
     ]
+
+
+@pytest.mark.django_db
+def test_a_consumer_serving_split_ranks_below_the_first_row_that_is_not_one(bundled_catalog):
+    """aud49r: row 1 was lium RTX3090_4x (TP 4 over GeForce cards), flagged "prefer a data-center card that holds
+    the model on fewer GPUs" and still first. The split is now a doubt, like a tight fit: the first row is not one,
+    and the flagged rows keep their warning and say why they rank lower."""
+    rows = ranked(MIXTRAL_INT8, 6)
+    first = rows[0]
+    assert not (first["gpus_per_instance"] > 1 and first["gpu"].startswith("rtx-30")), first["instance_type"]
+    splits = [row for row in rows if any("production serving split" in w for w in row["warnings"])]
+    assert all(
+        "a serving replica split over consumer cards: ranked below the first row that is not one" in row["reasons"]
+        for row in splits
+    )

@@ -39,6 +39,7 @@ from procurement.ranking.shapes import (
     needs_missing_fabric,
     offloaded_per_gpu_gib,
     plan_validity,
+    tensor_parallel_splits_heads,
 )
 from procurement.ranking.spot_inputs import job_spot_timing
 from procurement.sizing import (
@@ -244,6 +245,8 @@ def rank_workload_loop(
                 if needs_missing_fabric(spec, instances, zero, offer.interconnect.has_fabric):
                     continue  # "no cluster interconnect for <type>"
                 tp = (group or per_instance) if uses_tp else 1
+                if not tensor_parallel_splits_heads(spec, np.array([float(tp)]))[0]:
+                    continue  # the TP group must split the attention heads (aud49r: no TP 3 of 32 heads)
                 required, offloaded, peak = _memory_gib(spec, gpu, total_gpus, zero, tp, options.calibration)
                 if not peak <= gpu.capacity_gib:  # the peak must fit; headroom only decides "tight"
                     continue
@@ -291,7 +294,9 @@ def rank_workload_loop(
                 )
                 if talks and per_instance > 1 and not offer.interconnect.stated:
                     tight = True
-                tight = tight or host_doubt
+                # a serving replica split over consumer cards: ordered like a tight fit (aud49r)
+                consumer_split = not spec.is_training and tp > 1 and gpu.is_consumer
+                tight = tight or host_doubt or consumer_split
                 shown = _shown_total(price, hours, paid_instances, offer.storage_rate, options)
                 rows.append((total, hours, position, paid_instances, plan, tight, multi_spot, shown))
     rows.sort(key=lambda row: (row[5], row[0], row[1]))  # fits with headroom first, tight after
