@@ -512,7 +512,10 @@ class WorkloadSpecSerializer(serializers.Serializer):
     max_seq_len = _count(
         "Training on samples of unequal length, each micro-batch padded to its longest: the longest sequence a "
         "micro-batch holds, tokens. Memory's activation, loss and logits terms (and the ranking's fit check) are "
-        "sized at it; speed and hours stay at seq_len (the mean). At least seq_len; default: seq_len"
+        "sized at it; speed and hours stay at seq_len (the mean). At least seq_len; default: seq_len. A padding-free "
+        "collator (TRL padding_free) states its largest micro-batch token total / micro_batch_size, rounded up. "
+        "Under pipeline parallelism every in-flight micro-batch is charged at it (an upper bound when batches are "
+        "shuffled). Not with packed_sample_tokens"
     )
     gradient_checkpointing = _choice(
         CHECKPOINTING,

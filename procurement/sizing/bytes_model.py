@@ -266,10 +266,8 @@ def split_notes(spec: WorkloadSpec) -> list[str]:
             "costed in time"
         )
     if par.context_parallel > 1:
-        cp = par.context_parallel
-        notes.append(
-            f"context parallel {cp}: each GPU keeps {spec.seq_len // cp:,} of the {spec.seq_len:,} tokens"
-        )
+        cp, tokens = par.context_parallel, spec.memory_seq_len  # the tokens memory is sized at
+        notes.append(f"context parallel {cp}: each GPU keeps {tokens // cp:,} of the {tokens:,} tokens")
     if par.expert_parallel > 1 and spec.model.is_moe:
         experts, ep = spec.model.num_experts, par.expert_parallel
         notes.append(
@@ -299,7 +297,7 @@ def sliding_window_notes(spec: WorkloadSpec) -> list[str]:
     model = spec.model
     if not model.sliding_window or not model.sliding_window_layers:
         return []
-    context = spec.seq_len if spec.is_training else spec.inference.context_len
+    context = spec.memory_seq_len if spec.is_training else spec.inference.context_len  # the longest batch
     if context <= model.sliding_window:
         return []
     return [

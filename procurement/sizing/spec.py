@@ -1460,6 +1460,13 @@ def _check_max_seq_len(reader: _Reader, spec: WorkloadSpec) -> None:
         reader.error("max_seq_len", "the longest token sequence of a language model: not for an image model")
     elif longest < spec.seq_len:
         reader.error("max_seq_len", f"must be >= seq_len ({spec.seq_len}), got {longest}")
+    elif longest > spec.seq_len and spec.packed_sample_tokens is not None:
+        # packing fills every row to seq_len tokens: no batch is longer
+        reader.error(
+            "max_seq_len",
+            f"packed rows (packed_sample_tokens) are seq_len ({spec.seq_len}) tokens each: state max_seq_len "
+            f"{spec.seq_len} or leave it out, got {longest}",
+        )
 
 
 def _check_reshard_after_forward(reader: _Reader, spec: WorkloadSpec) -> None:
@@ -1547,12 +1554,14 @@ def _check_splits(reader: _Reader, spec: WorkloadSpec) -> None:
             "interleaves pipeline stages: needs parallelism.pipeline_parallel > 1",
         )
     cp = par.context_parallel
-    if cp > 1 and spec.seq_len % (2 * cp):
-        # Megatron/Transformer Engine split a causal sequence into 2 x cp chunks (load balancing)
-        reader.error(
-            "parallelism.context_parallel",
-            f"2 x context_parallel ({2 * cp}) must divide seq_len ({spec.seq_len})",
-        )
+    for length in ("seq_len", "max_seq_len"):  # the longest batch is split too
+        tokens = getattr(spec, length)
+        if cp > 1 and tokens and tokens % (2 * cp):
+            # Megatron/Transformer Engine split a causal sequence into 2 x cp chunks (load balancing)
+            reader.error(
+                "parallelism.context_parallel",
+                f"2 x context_parallel ({2 * cp}) must divide {length} ({tokens})",
+            )
     model_parallel = par.tensor_parallel * par.pipeline_parallel * cp
     if not par.gpus_auto and cp > 1 and par.gpus % model_parallel:
         reader.error(

@@ -45,8 +45,8 @@ def _training_steps(spec: WorkloadSpec, gpu: GpuSpec) -> Iterator[Step]:
         spec = replace(spec, micro_batch_size=1, gradient_accumulation_steps=accumulation)
         yield spec, f"micro_batch_size 1 with gradient_accumulation_steps {accumulation} (same global batch)"
     if spec.memory_seq_len > 2048:  # truncating caps the longest batch too (max_seq_len)
-        spec = replace(spec, seq_len=min(spec.seq_len, 2048), max_seq_len=2048)
-        yield spec, "seq_len 2048 (pack or truncate longer sequences)"
+        spec, text = _truncated(spec)
+        yield spec, text
     if spec.precision == "fp32":
         precision = "bf16" if gpu.supports_precision("bf16") else "fp16"
         spec = replace(spec, precision=precision)
@@ -72,6 +72,17 @@ def _training_steps(spec: WorkloadSpec, gpu: GpuSpec) -> Iterator[Step]:
             spec, parallelism=replace(spec.parallelism, zero_stage=3, offload="optimizer_and_params")
         )
         yield spec, "ZeRO-3 with parameter offload to CPU"
+
+
+def _truncated(spec: WorkloadSpec) -> Step:
+    """Sequences cut to 2,048 tokens, named by the field the step changes. Samples of unequal length
+    (max_seq_len above seq_len) are truncated, not packed: packing fills every row to its length and would
+    raise the mean, and so the hours, to 2,048."""
+    capped = replace(spec, seq_len=min(spec.seq_len, 2048), max_seq_len=2048)
+    if spec.memory_seq_len == spec.seq_len:
+        return capped, "seq_len 2048 (pack or truncate longer sequences)"
+    fields = "max_seq_len 2048" if spec.seq_len <= 2048 else "seq_len and max_seq_len 2048"
+    return capped, f"{fields} (truncate samples longer than 2,048 tokens)"
 
 
 def _sixteen_bit(spec: WorkloadSpec, gpu: GpuSpec) -> str:

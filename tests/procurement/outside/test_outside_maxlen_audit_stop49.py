@@ -7,7 +7,7 @@ batch's longest (run.py: tokenizer.pad(batch)), train_config max_seq_length 768 
 run (utils.py init_accelerator; results JSON train_info cuda_memory_max / accelerator_memory_max), the longest
 batch's. Stated as seq_len 210 (hours) + max_seq_len 768 (memory). Bar: LLM_MEMORY (10%).
 
-Also pins three behaviours of the change the audit found (tests of today's behaviour, see NOTES-issue26.md aud49m).
+Also pins three behaviours of the change the audit found (fixes 1 and 2 landed by fix49m; see NOTES-issue26.md aud49m).
 """
 
 from __future__ import annotations
@@ -17,7 +17,13 @@ import pytest
 from procurement.sizing.assumptions import CUDA_CONTEXT_GIB
 from procurement.sizing.spec import WorkloadSpecError, parse_workload_spec
 from procurement.sizing.verdict import remedy_ladder
-from tests.procurement.outside.test_outside_ranking_audit_stop48 import GIB, LLM_MEMORY, candidate, err, peft_run
+from tests.procurement.outside.test_outside_ranking_audit_stop48 import (
+    GIB,
+    LLM_MEMORY,
+    candidate,
+    err,
+    peft_run,
+)
 
 LONGEST = {"max_seq_len": 768}
 
@@ -82,7 +88,7 @@ def test_peft_full_finetune_torch29_rerun_longest_batch(bundled_catalog):
     assert abs(err(_ours(spec), FT_TORCH29_MAX)) < LLM_MEMORY
 
 
-# --- behaviours of the change found by the audit (today's behaviour pinned; fixes listed in NOTES) ---
+# --- behaviours of the change found by the audit (fixes 1 and 2 landed by fix49m; see NOTES) ---
 
 BASE = {
     "task": "lora",
@@ -94,23 +100,30 @@ BASE = {
 }
 
 
-def test_truncate_remedy_names_seq_len_but_caps_max_seq_len():
-    """aud49m fix 1: verdict.py's truncate step caps max_seq_len at 2048 and leaves seq_len (the mean, 210), but its
-    text says 'seq_len 2048 (pack or truncate ...)': the user is told to change the wrong field, and packing would
-    raise the mean to 2048 (hours x9.8)."""
+def test_truncate_remedy_names_max_seq_len_and_does_not_pack():
+    """aud49m fix 1 (fix49m): the truncate step caps max_seq_len at 2048 and leaves seq_len (the mean, 210), and its
+    text names that field; it no longer suggests packing, which would raise the mean to 2048 (hours x9.8). Before:
+    'seq_len 2048 (pack or truncate longer sequences)'. A spec of one length keeps that text."""
     spec = parse_workload_spec(BASE | {"max_seq_len": 8192, "flash_attention": False})
     step = next((s, text) for s, text in remedy_ladder(spec, True) if "2048" in text)
     assert step[0].seq_len == 210 and step[0].max_seq_len == 2048
-    assert step[1].startswith("seq_len 2048")
+    assert step[1] == "max_seq_len 2048 (truncate samples longer than 2,048 tokens)"
+    long_mean = parse_workload_spec(BASE | {"seq_len": 4096, "max_seq_len": 8192, "flash_attention": False})
+    step = next((s, text) for s, text in remedy_ladder(long_mean, True) if "2048" in text)
+    assert (step[0].seq_len, step[0].max_seq_len) == (2048, 2048)
+    assert step[1] == "seq_len and max_seq_len 2048 (truncate samples longer than 2,048 tokens)"
+    one_length = parse_workload_spec(BASE | {"seq_len": 8192, "flash_attention": False})
+    step = next((s, text) for s, text in remedy_ladder(one_length, True) if "2048" in text)
+    assert step[1] == "seq_len 2048 (pack or truncate longer sequences)"
 
 
-def test_packed_rows_accept_a_longer_max_seq_len():
-    """aud49m fix 2: packed rows are seq_len tokens each (packed_sample_tokens <= seq_len), so a longer max_seq_len
-    has no meaning there, yet it is accepted and sizes memory at 8192 where every row holds 4096."""
-    spec = parse_workload_spec(
-        BASE | {"seq_len": 4096, "packed_sample_tokens": 512, "flash_attention": True, "max_seq_len": 8192}
-    )
-    assert spec.memory_seq_len == 8192
+def test_packed_rows_refuse_a_longer_max_seq_len():
+    """aud49m fix 2 (fix49m): packed rows are seq_len tokens each (packed_sample_tokens <= seq_len), so a longer
+    max_seq_len is refused by name (before: accepted, memory sized at 8192 where every row holds 4096)."""
+    packed = BASE | {"seq_len": 4096, "packed_sample_tokens": 512, "flash_attention": True}
+    with pytest.raises(WorkloadSpecError, match="max_seq_len: packed rows"):
+        parse_workload_spec(packed | {"max_seq_len": 8192})
+    assert parse_workload_spec(packed | {"max_seq_len": 4096}).memory_seq_len == 4096
 
 
 def test_refusal_names_the_field():

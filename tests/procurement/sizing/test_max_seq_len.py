@@ -24,6 +24,7 @@ from procurement.api import spec_schemas
 from procurement.services.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError, parse_workload_spec
 from procurement.sizing.assumptions import CUDA_CONTEXT_GIB, FRAGMENTATION_FRACTION
+from procurement.sizing.bytes_model import memory_assumptions, sliding_window_notes
 from procurement.sizing.documents import spec_from_knobs
 from procurement.sizing.memory import memory_breakdown_scalar
 from tests.procurement.outside.test_outside_recommendations_x26b import ranked
@@ -108,6 +109,11 @@ def test_the_fit_check_uses_the_longest_batch(bundled_catalog):
         ({"max_seq_len": 300.5}, "must be a whole number"),
         ({"max_seq_len": 1e16}, "max_seq_len"),
         ({"task": "inference", "max_seq_len": 768}, "needs a training task, got inference"),
+        # packing fills every row to seq_len: no batch is longer (aud49m fix 2)
+        (
+            {"packed_sample_tokens": 105, "max_seq_len": 768},
+            "packed rows (packed_sample_tokens) are seq_len (210)",
+        ),
     ],
 )
 def test_refused_by_name(extra, message):
@@ -128,3 +134,44 @@ def test_the_schema_and_the_form_carry_it():
     assert "max_seq_len" not in spec_from_knobs(form)
     assert spec_from_knobs(form | {"max_seq_len": "768"})["max_seq_len"] == 768
     assert "max_seq_len" not in spec_from_knobs(form | {"task": "inference", "max_seq_len": "768"})
+
+
+def test_packed_rows_at_seq_len_are_accepted():
+    packed = PEFT_FT | {"packed_sample_tokens": 105}
+    assert parse_workload_spec(packed | {"max_seq_len": MEAN}).memory_seq_len == MEAN
+
+
+# aud49m fix 3: the notes and checks that read a length memory is sized at read max_seq_len
+CP_PRETRAIN = {
+    "task": "pretrain",
+    "model": {"preset": "llama-3.1-8b"},
+    "seq_len": 4096,
+    "max_seq_len": 8192,
+    "parallelism": {"gpus": 2, "context_parallel": 2},
+}
+
+
+def test_context_parallel_note_counts_the_longest_batch():
+    # memory keeps max_seq_len / cp tokens a GPU (memory.at_longest_sequence before the cp split): 8,192 / 2
+    notes = memory_assumptions(parse_workload_spec(CP_PRETRAIN))
+    assert "context parallel 2: each GPU keeps 4,096 of the 8,192 tokens" in notes
+    notes = memory_assumptions(parse_workload_spec(CP_PRETRAIN | {"max_seq_len": None}))
+    assert "context parallel 2: each GPU keeps 2,048 of the 4,096 tokens" in notes
+
+
+def test_context_parallel_must_split_the_longest_batch():
+    # Megatron / Transformer Engine cut every sequence into 2 x cp chunks, the longest batch's too
+    with pytest.raises(WorkloadSpecError) as error:
+        parse_workload_spec(CP_PRETRAIN | {"max_seq_len": 8190})
+    assert [(e.path, e.message) for e in error.value.errors] == [
+        ("parallelism.context_parallel", "2 x context_parallel (4) must divide max_seq_len (8190)")
+    ]
+
+
+def test_sliding_window_note_reads_the_longest_batch():
+    # Mistral 7B v0.1 windows every layer at 4,096 tokens (its config.json, model_architectures.json): a mean
+    # under the window with batches past it is windowed where memory is sized
+    lora = {"task": "lora", "model": {"preset": "mistral-7b"}, "seq_len": 2048, "parallelism": {"gpus": 1}}
+    assert sliding_window_notes(parse_workload_spec(lora)) == []
+    notes = sliding_window_notes(parse_workload_spec(lora | {"max_seq_len": 8192}))
+    assert len(notes) == 1 and notes[0].startswith("attention windowed to the last 4,096 tokens")
