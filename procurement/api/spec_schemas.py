@@ -59,6 +59,7 @@ from procurement.sizing.spec import (
     TASKS,
     TP_IMPLEMENTATIONS,
     TRAINING_STACKS,
+    ZERO_GRAD,
 )
 
 
@@ -552,6 +553,15 @@ class WorkloadSpecSerializer(serializers.Serializer):
     headroom = _number("Memory kept free, as a share of the card", maximum=1)
     gradient_accumulation_steps = _count("Micro-batches per optimizer step")
     optimizer_in_backward = _flag("Optimizer step fused into backward (no full gradient buffer)")
+    zero_grad = _choice(
+        ZERO_GRAD,
+        "Training, language models: what the loop's zero_grad does between steps. in_place (default; torch < 2.0's "
+        "Optimizer.zero_grad, and conservative): the gradients are zeroed and kept, so the peak holds them beside "
+        "the activations. set_to_none (torch >= 2.0's default, transformers' Trainer and most torch >= 2.0 loops): "
+        "they are freed, so with gradient_accumulation_steps 1 on one data-parallel rank, no pipeline, ZeRO 0 / 1, "
+        "the peak is weights + optimizer states + max(activations + the output head's gradient, gradients + "
+        "AdamW's step temporary); elsewhere (accumulation, DDP buckets, ZeRO-2/3, FSDP) the sum stays",
+    )
     fp8_weights = _flag(
         "fp8 training that stores the block linears' weights in fp8 (NeMo/Megatron fp8_params, Transformer "
         "Engine fp8_model_init); default false: bf16 weights with transient fp8 copies"

@@ -49,6 +49,7 @@ KNOB_PATHS = {
     "micro_batch_size": "micro_batch_size",
     "seq_len": "seq_len",
     "max_seq_len": "max_seq_len",
+    "zero_grad": "zero_grad",
     "gradient_checkpointing": "gradient_checkpointing",
     "training_tokens": "training_tokens",
     "lora_rank": "lora.rank",
@@ -81,6 +82,7 @@ _TRAINING_ONLY = {
     "micro_batch_size",
     "seq_len",
     "max_seq_len",
+    "zero_grad",
     "gradient_checkpointing",
     "training_tokens",
     "zero_stage",
@@ -123,6 +125,7 @@ _TEXT_KNOBS = {
     "preset",
     "precision",
     "gradient_checkpointing",
+    "zero_grad",
     "runtime",
     "lora_implementation",
     "lora_adapter_dtype",
@@ -136,6 +139,7 @@ _TEXT_KNOBS = {
 }
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
 _UNSTATED_DEFAULTS = {
+    "zero_grad": "in_place",
     "runtime": "optimized",
     "lora_implementation": "peft_eager",
     "lora_adapter_dtype": "base",

@@ -15,7 +15,9 @@ activations by cp; expert parallelism divides the routed experts' weights, gradi
 state by ep (under ZeRO the expert state is sharded over dp x cp / ep ranks, so a GPU holds 1 / (dp x cp) of
 it either way); offload moves optimizer state and gradients (and with `optimizer_and_params` the weights) to
 host RAM, reported per node as `host_ram_gib`. A training run whose micro-batches vary in length (`max_seq_len`) is
-sized at its longest: the peak is that batch's (at_longest_sequence). QLoRA on GPTQ int4 keeps the unpacked 16-bit weights autograd saves
+sized at its longest: the peak is that batch's (at_longest_sequence). A loop that frees its gradients between steps
+(`zero_grad: set_to_none`, torch >= 2.0's default) holds them beside the activations only where they persist
+(_gradients_at_freed_peak); `in_place`, the default, keeps the sum. QLoRA on GPTQ int4 keeps the unpacked 16-bit weights autograd saves
 for the backward as `dequantized_weights_gib` (qlora_dequant.saved_copy_bytes).
 """
 
@@ -160,6 +162,8 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
     offloaded = _offloaded_activation_bytes(spec, state, tp, pp, flash)
     activations = _training_activation_bytes(spec, state, tp, pp, flash) - offloaded
     host = host + offloaded
+    if frees_gradients(spec, offload):
+        gradients = _gradients_at_freed_peak(spec, state, gradients, activations, tp, dp, zero, pp)
     return {
         "weights": weights,
         "gradients": gradients,
@@ -169,6 +173,58 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
         "dequantized_weights": _dequantized_weight_bytes(spec, stage, unsharded, tp, pp) + 0 * dp,
         "host_offload": host,
     }
+
+
+def frees_gradients(spec, offload=None) -> bool:
+    """Whether the spec's loop frees its gradients between steps in a way memory can count: zero_grad
+    set_to_none (torch >= 2.0's Optimizer.zero_grad default) with one micro-batch a step (accumulation keeps
+    them across micro-batches), the optimizer stepped after backward, on the GPU (no offload). The plan's own
+    limits (one data-parallel rank, no pipeline, ZeRO 0 / 1) are _gradients_at_freed_peak's."""
+    offload = spec.parallelism.offload if offload is None else offload
+    return (
+        spec.zero_grad == "set_to_none"
+        and spec.gradient_accumulation_steps == 1
+        and not spec.optimizer_in_backward
+        and offload == "none"
+    )
+
+
+def _gradients_at_freed_peak(spec, state: StateBytes, gradients, activations, tp, dp, zero, pp):
+    """The gradient bytes the peak holds beside the activations when the loop frees them between steps.
+
+    The next forward runs with no gradients alive, so the step's peak is weights + optimizer states +
+    max(activations + the first gradients backward creates, gradients + the optimizer step's temporary):
+    backward frees each layer's saved tensors as it creates that layer's gradients, so between its start (every
+    activation, and the output head's weight gradient, its first: the tied lm_head / embedding gradient) and its
+    end (every gradient) the sum is linear in the layers done and peaks at one end; the step then adds its
+    temporary. Reported as `gradients` = that peak less the activations, so the breakdown still sums to it.
+
+    Where it holds: one data-parallel rank (dp 1), no pipeline, ZeRO 0 / 1. Elsewhere the plan keeps a
+    gradient-sized buffer the whole step and the sum stands: torch DDP's reducer buckets (pytorch/pytorch
+    PR #41954: pointing .grad at the bucket buffers dropped roberta-base's peak by ~1 GB, its gradients' size,
+    so without it the buckets are a second, persistent copy), ZeRO-2 / 3 and FSDP reduce-scatter into sharded
+    gradient buffers as backward produces them (no source found that frees them before the next forward), and
+    a pipeline runs several micro-batches a step."""
+    head = float(spec.model.vocab_size * spec.model.hidden_size) * state.grad_bytes_per_param / tp
+    first = gradients if spec.uses_adapters else np.minimum(head, gradients)  # adapters: all, conservatively
+    step_temporary = _step_temporary_bytes(spec, state, gradients)
+    at_peak = np.maximum(activations + first, gradients + step_temporary) - activations
+    holds = (dp == 1) & (pp == 1) & (zero <= 1)
+    return np.where(holds, at_peak, gradients)
+
+
+def _step_temporary_bytes(spec, state: StateBytes, gradients) -> np.ndarray:
+    """The full-size tensor torch's foreach AdamW allocates a step: exp_avg_sq's square root
+    (pytorch/pytorch@cf30153c torch/optim/adam.py _multi_tensor_adam line 790, `torch._foreach_sqrt`, alive
+    through the update; optmem48's trace), one second-moment state over the gradients' own parameters (the
+    rule's plans are one data-parallel rank: the local shard is the whole stage). Charged for adamw whether
+    foreach or fused (fused has none: conservative); 0 for the other optimizers (their steps not opened).
+    Only the set_to_none peak counts it: with the gradients held, the activations already sit beside them."""
+    if spec.optimizer != "adamw" or not state.grad_bytes_per_param:
+        return gradients * 0.0
+    param_bytes = state.grad_bytes_per_param
+    second_moment = 4.0 if (spec.master_weights_fp32 or param_bytes >= 4.0) else param_bytes
+    return gradients * second_moment / param_bytes
 
 
 def _dequantized_weight_bytes(spec, stage, unsharded, tp, pp) -> np.ndarray:

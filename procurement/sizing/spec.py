@@ -111,6 +111,10 @@ EXPERT_PRECISIONS = ("model", "bf16", "fp16")
 # (mfu.llm_c_efficiency) instead of MPT's fitted width ceiling.
 TRAINING_STACKS = ("other", "megatron", "maxtext", "torchtitan", "llm_c")
 CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
+# What the training loop's zero_grad does between steps: in_place zeroes the gradients and keeps them (torch < 2.0's
+# Optimizer.zero_grad default; the engine's convention, gradients beside the activations); set_to_none frees them
+# (torch >= 2.0's default), so with one micro-batch a step the next forward runs without them (memory.py).
+ZERO_GRAD = ("in_place", "set_to_none")
 # How the training loss turns the output layer into a cross entropy (bytes_model.logits_bytes_per_token):
 # Megatron-Core's fp32 softmax kept for an in-place backward, Hugging Face transformers' fp32 upcast and
 # log-softmax of the whole logits, or a fused linear + cross entropy that never holds them (Liger, Unsloth).
@@ -352,6 +356,7 @@ class WorkloadSpec:
     headroom: float = 0.2
     gradient_accumulation_steps: int = 1
     optimizer_in_backward: bool = False
+    zero_grad: str = "in_place"  # ZERO_GRAD: whether the loop frees its gradients between steps
     fp8_weights: bool = False  # fp8 training stores block linears in fp8 (NeMo/Megatron fp8_params)
     cross_entropy: str = "fp32_softmax"  # the loss's vocabulary-sized tensors (CROSS_ENTROPY)
     attention_kernel: str = "engine"  # ATTENTION_KERNELS
@@ -401,6 +406,7 @@ _TOP_KEYS = {
     "headroom",
     "gradient_accumulation_steps",
     "optimizer_in_backward",
+    "zero_grad",
     "fp8_weights",
     "cross_entropy",
     "attention_kernel",
@@ -622,6 +628,7 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         "optimizer_in_backward": reader.boolean(
             data, "optimizer_in_backward", "optimizer_in_backward", False
         ),
+        "zero_grad": reader.choice(data, "zero_grad", "zero_grad", "in_place", ZERO_GRAD),
         "fp8_weights": reader.boolean(data, "fp8_weights", "fp8_weights", False),
         "cross_entropy": reader.choice(data, "cross_entropy", "cross_entropy", "fp32_softmax", CROSS_ENTROPY),
         "attention_kernel": reader.choice(
@@ -1376,6 +1383,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     _check_splits(reader, spec)
     _check_packed_samples(reader, spec)
     _check_max_seq_len(reader, spec)
+    _check_zero_grad(reader, spec)
     if model_known:
         _check_recompute_modules(reader, spec)
     if par.offload != "none" and spec.is_training and par.zero_stage == 0:
@@ -1466,6 +1474,36 @@ def _check_max_seq_len(reader: _Reader, spec: WorkloadSpec) -> None:
             "max_seq_len",
             f"packed rows (packed_sample_tokens) are seq_len ({spec.seq_len}) tokens each: state max_seq_len "
             f"{spec.seq_len} or leave it out, got {longest}",
+        )
+
+
+# Stacks whose gradients live in buffers of their own, which a torch zero_grad(set_to_none) does not free.
+_PERSISTENT_GRADIENT_STACKS = {
+    "megatron": "Megatron-Core keeps gradients in contiguous buffers of its own (its DistributedDataParallel)",
+    "llm_c": "llm.c zeroes its grads_memory in place (gpt2_zero_grad's cudaMemset)",
+    "maxtext": "MaxText is JAX: there is no torch zero_grad",
+}
+
+
+def _check_zero_grad(reader: _Reader, spec: WorkloadSpec) -> None:
+    """set_to_none: a torch training loop of a language model that frees its gradients between steps."""
+    if spec.zero_grad == "in_place":
+        return
+    if not spec.is_training:
+        reader.error(
+            "zero_grad",
+            f"says how a training loop clears its gradients: needs a training task, got {spec.task}",
+        )
+    elif spec.model.is_image:
+        reader.error(
+            "zero_grad",
+            "set_to_none is counted for language models only; leave it in_place for an image model",
+        )
+    elif spec.training_stack in _PERSISTENT_GRADIENT_STACKS:
+        reader.error(
+            "zero_grad",
+            f"set_to_none frees nothing on training_stack {spec.training_stack}: "
+            f"{_PERSISTENT_GRADIENT_STACKS[spec.training_stack]}; leave it in_place",
         )
 
 

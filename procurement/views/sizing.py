@@ -36,6 +36,7 @@ from procurement.sizing.spec import (
     QUANT_KERNELS,
     SERVING_ENGINES,
     TASKS,
+    ZERO_GRAD,
 )
 from procurement.views.sizing_display import sizing_display
 from procurement.views.sizing_image_fields import image_section_context
@@ -61,6 +62,7 @@ KNOB_DEFAULTS = {
     "micro_batch_size": "4",
     "seq_len": "2048",
     "max_seq_len": "",  # blank: seq_len (samples of one length)
+    "zero_grad": "in_place",
     "gradient_checkpointing": "full",
     "training_tokens": "2.0e8",
     "lora_rank": "16",
@@ -123,6 +125,11 @@ KNOB_LABELS = {
         "Longest sequence (tokens)",
         "training, samples of unequal length: memory at the longest batch, speed at the sequence length; blank: "
         "the sequence length",
+    ),
+    "zero_grad": (
+        "zero_grad between steps",
+        "training, language models: in_place (torch < 2.0, conservative) / set_to_none (torch >= 2.0's default: "
+        "one micro-batch a step on one data-parallel rank peaks without the gradients beside the activations)",
     ),
     "gradient_checkpointing": ("Gradient checkpointing", "training"),
     "training_tokens": ("Training tokens", "training: for hours"),
@@ -209,6 +216,7 @@ _TEXT_KNOBS = (
     "generate_harness",
     "eager_layer",
     "expert_precision",
+    "zero_grad",
 )
 
 
@@ -219,6 +227,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "preset": tuple(known_preset_names()),
         "precision": PRECISIONS,
         "gradient_checkpointing": CHECKPOINTING,
+        "zero_grad": ZERO_GRAD,
         "zero_stage": ZERO_STAGES,
         "runtime": IMAGE_RUNTIMES,
         "lora_implementation": LORA_IMPLEMENTATIONS,

@@ -50,7 +50,7 @@ def test_the_size_and_tco_operations_take_the_full_documents():
     assert tco_body == {"$ref": "#/components/schemas/TcoStudySpec"}
     # Last time only task and model (workload) and currency (study) were documented.
     assert (
-        len(components["WorkloadSpec"]["properties"]) == len(spec._TOP_KEYS) == 32  # maxlen: max_seq_len
+        len(components["WorkloadSpec"]["properties"]) == len(spec._TOP_KEYS) == 33  # maxlen; zgrad: zero_grad
     )  # stack26: training_stack; tt26: fp32_norm_inputs
     assert components["TcoStudySpec"]["required"] == ["buy", "rent"]
     assert components["WorkloadSpec"]["required"] == ["model", "task"]
