@@ -62,6 +62,7 @@ def test_a_consumer_serving_split_ranks_below_the_first_row_that_is_not_one(bund
     assert not (first["gpus_per_instance"] > 1 and first["gpu"].startswith("rtx-30")), first["instance_type"]
     splits = [row for row in rows if any("production serving split" in w for w in row["warnings"])]
     assert all(
-        "a serving replica split over consumer cards: ranked below the first row that is not one" in row["reasons"]
+        "a serving replica split over consumer cards: ranked below the first row that is not one"
+        in row["reasons"]
         for row in splits
     )

@@ -88,12 +88,13 @@ def test_h100_fp16_generation(bundled_catalog):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("gpu,fp16,bf16", [(A100, 16.1299, 15.6510), (H100, 7.2252, 7.1057)], ids=["a100", "h100"])
+@pytest.mark.parametrize(
+    "gpu,fp16,bf16", [(A100, 16.1299, 15.6510), (H100, 7.2252, 7.1057)], ids=["a100", "h100"]
+)
 def test_the_charged_fp16_gap_does_not_exceed_the_published_one(bundled_catalog, gpu, fp16, bf16):
     """The clip is one part of the fp16 / bf16 difference: it must be positive and not above the published gap."""
     gap = seconds(flux("fp16"), gpu) - seconds(flux("bf16"), gpu)
     assert 0.0 < gap <= fp16 - bf16, gap
-
 
 
 R_GAP = (
@@ -109,7 +110,9 @@ R_GAP = (
 
 @pytest.mark.django_db
 @pytest.mark.xfail(strict=True, reason=R_GAP)
-@pytest.mark.parametrize("gpu,fp16,bf16", [(A100, 16.1299, 15.6510), (H100, 7.2252, 7.1057)], ids=["a100", "h100"])
+@pytest.mark.parametrize(
+    "gpu,fp16,bf16", [(A100, 16.1299, 15.6510), (H100, 7.2252, 7.1057)], ids=["a100", "h100"]
+)
 def test_the_charged_fp16_gap_is_at_least_half_the_published_one(bundled_catalog, gpu, fp16, bf16):
     gap = seconds(flux("fp16"), gpu) - seconds(flux("bf16"), gpu)
     assert gap >= 0.5 * (fp16 - bf16), gap

@@ -73,12 +73,18 @@ def _memory_reason(size: str, seq: int, ours: float, lora_ours: float) -> str:
         f"{ours - lora_ours:.2f} GiB in ours (8 B a parameter + fragmentation) against "
         f"{published - QWEN_LORA_MEMORY[(size, seq)]:.1f} G in the README. Ruled out: the copies' dtype (bf16, "
         "deepcopy of the bf16 model; fp32 would be 16 B, over), fp32 optimizer states (HF Trainer without DeepSpeed: "
-        "torch zeros_like in the parameter's dtype). " + MEMORY_LEAD.format(lead=lead, landed=(ours + lead) / published * 100 - 100)
+        "torch zeros_like in the parameter's dtype). "
+        + MEMORY_LEAD.format(lead=lead, landed=(ours + lead) / published * 100 - 100)
     )
 
 
 # ours (total_per_gpu_gib) at the time of the audit, recorded in each reason
-MEMORY_OURS = {("7b", 256): (27.93, 18.20), ("7b", 512): (28.19, 18.45), ("14b", 256): (44.28, 32.10), ("14b", 512): (44.59, 32.40)}
+MEMORY_OURS = {
+    ("7b", 256): (27.93, 18.20),
+    ("7b", 512): (28.19, 18.45),
+    ("14b", 256): (44.28, 32.10),
+    ("14b", 512): (44.59, 32.40),
+}
 
 
 @pytest.mark.parametrize(
@@ -133,9 +139,15 @@ _18B_INHERITED = (
     "README's {ratio_pub}. Not the copies' pricing; lead: the sibling's."
 )
 HELD_OUT_MISSES = {
-    ("1.8b", 1024): _18B_INHERITED.format(seq=1024, step=1.1, ours="0.930 s a step", gap="+18.3%", ratio_ours="1.022", ratio_pub="1.1 / 1.1"),
-    ("1.8b", 2048): _18B_INHERITED.format(seq=2048, step=1.8, ours="1.399 s", gap="+28.7%", ratio_ours="1.094", ratio_pub="1.8 / 1.7"),
-    ("1.8b", 4096): _18B_INHERITED.format(seq=4096, step=3.4, ours="2.845 s", gap="+19.5%", ratio_ours="1.075", ratio_pub="3.4 / 3.3"),
+    ("1.8b", 1024): _18B_INHERITED.format(
+        seq=1024, step=1.1, ours="0.930 s a step", gap="+18.3%", ratio_ours="1.022", ratio_pub="1.1 / 1.1"
+    ),
+    ("1.8b", 2048): _18B_INHERITED.format(
+        seq=2048, step=1.8, ours="1.399 s", gap="+28.7%", ratio_ours="1.094", ratio_pub="1.8 / 1.7"
+    ),
+    ("1.8b", 4096): _18B_INHERITED.format(
+        seq=4096, step=3.4, ours="2.845 s", gap="+19.5%", ratio_ours="1.075", ratio_pub="3.4 / 3.3"
+    ),
 }
 
 

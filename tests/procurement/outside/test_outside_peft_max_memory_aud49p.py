@@ -33,9 +33,9 @@ LENGTHS = (400, 500, 600, 700, 768)  # the longest batch is unmeasured: anything
 
 
 def _lora(n: int) -> dict:
-    return candidate(peft_run("lora", lora={"rank": 64, "targets": ["q_proj", "v_proj"]}) | {"seq_len": n}, "l40s")[
-        "memory"
-    ]
+    return candidate(
+        peft_run("lora", lora={"rank": 64, "targets": ["q_proj", "v_proj"]}) | {"seq_len": n}, "l40s"
+    )["memory"]
 
 
 def _ft(n: int) -> dict:
@@ -43,7 +43,9 @@ def _ft(n: int) -> dict:
 
 
 def _no_grad_long_batch(m: dict) -> float:
-    return (m["weights_gib"] + m["optimizer_states_gib"] + m["activations_gib"]) * (1 + FRAGMENTATION_FRACTION)
+    return (m["weights_gib"] + m["optimizer_states_gib"] + m["activations_gib"]) * (
+        1 + FRAGMENTATION_FRACTION
+    )
 
 
 @pytest.mark.django_db

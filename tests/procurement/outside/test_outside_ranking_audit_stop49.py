@@ -86,7 +86,13 @@ Y11LGRID = {
     "task": "full_finetune",
     "model": {"preset": "yolo11l"},
     "micro_batch_size": 16,
-    "image": {"resolution_px": 640, "epochs": 46, "dataset_images": 448, "eval_every_epochs": 1, "eval_images": 127},
+    "image": {
+        "resolution_px": 640,
+        "epochs": 46,
+        "dataset_images": 448,
+        "eval_every_epochs": 1,
+        "eval_images": 127,
+    },
 }
 
 R_PYTHIA1B = (
@@ -120,7 +126,9 @@ def test_vllm023_llama31_8b_a100_40gb_one_stream(bundled_catalog):
     """[VLLM40] ~75 tokens/s decode at concurrency 1 (1024 in / 128 out): ours 71.8 (-4.2%); row 1 lium RTX4090_1x (one
     card, fits), every row rebuilds."""
     t = candidate(VLLM40, "a100-sxm4-40gb")["throughput"]
-    problems = judge(VLLM40, [("A100 40GB tokens/s a stream", t["decode_tokens_per_second_per_stream"], 75.0, LLM_SPEED)])
+    problems = judge(
+        VLLM40, [("A100 40GB tokens/s a stream", t["decode_tokens_per_second_per_stream"], 75.0, LLM_SPEED)]
+    )
     assert not problems, problems
 
 
@@ -132,7 +140,6 @@ def test_vllm_llama31_8b_a40_50_streams(bundled_catalog):
     tpot_ms = 1000.0 / t["decode_tokens_per_second_per_stream"]
     problems = judge(A40VLLM, [("A40 TPOT ms", tpot_ms, 35.96, LLM_SPEED)])
     assert not problems, problems
-
 
 
 @pytest.mark.django_db
@@ -156,12 +163,16 @@ def test_trtllm_mixtral_8x7b_int8_one_a100_one_stream(bundled_catalog):
     first. Fixed in the ranking: a TP group must split the heads (shapes.tensor_parallel_splits_heads) and a serving
     replica split over consumer cards ranks below the first row that is not one (configurations.ranked_order)."""
     t = candidate(MIXTRAL8, "a100-sxm4-80gb")["throughput"]
-    problems = judge(MIXTRAL8, [("A100 80GB tokens/s a stream", t["decode_tokens_per_second_per_stream"], 81.0, LLM_SPEED)])
+    problems = judge(
+        MIXTRAL8, [("A100 80GB tokens/s a stream", t["decode_tokens_per_second_per_stream"], 81.0, LLM_SPEED)]
+    )
     assert not problems, problems
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=R_Y11LGRID.format(ours=0.0587 * 46 / 47, e=err(0.0587 * 46 / 47, 0.242), ips=105.8))
+@pytest.mark.xfail(
+    strict=True, reason=R_Y11LGRID.format(ours=0.0587 * 46 / 47, e=err(0.0587 * 46 / 47, 0.242), ips=105.8)
+)
 def test_yolo11l_training_grid_a100_20c(bundled_catalog):
     """[Y11LGRID] 46 epochs of YOLO11l in 0.242 h on a GRID A100-20C (vGPU of an A100 40GB)."""
     t = candidate(Y11LGRID, "a100-sxm4-40gb")["throughput"]
