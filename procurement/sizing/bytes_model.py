@@ -200,7 +200,7 @@ def saved_module_peak_bytes(spec: WorkloadSpec) -> tuple[float, float]:
     FOREACH_ADAMW_TRANSIENT_STATES state-sized tensors over every copy (torch AdamW's states are in the copy's dtype on
     zero_stage 0: saved_module_optimizer_bytes). The memory model charges the larger of the two."""
     copies = saved_module_params(spec)
-    if not copies:
+    if not copies or spec.lora is None:
         return 0.0, 0.0
     table = copies / len(spec.lora.modules_to_save)
     element = saved_module_bytes(spec)
