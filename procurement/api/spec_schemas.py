@@ -201,9 +201,12 @@ class WorkloadLoraSerializer(serializers.Serializer):
         max_length=8,
         help_text="Whole modules trained beside the adapters (PEFT's modules_to_save, axolotl's lora_modules_to_save; "
         "language models only): embed_tokens / wte / word_embeddings / embeddings for the input table, lm_head / "
-        "output for the output layer. Each is a trainable copy of the vocab x hidden table at the base weights' "
-        "dtype (PEFT's ModulesToSaveWrapper) with its gradient and optimizer states (16-bit AdamW states on "
-        "zero_stage 0, fp32 master and states under ZeRO), the output copy's weight-gradient GEMM (2 x vocab x "
+        "output for the output layer, plain or dotted (model.embed_tokens, matched by the last component as PEFT "
+        "matches by suffix); a YAML spec may give one comma-separated string (LLaMA-Factory's additional_target). "
+        "Each is a trainable copy of the vocab x hidden table at the base weights' dtype (PEFT's "
+        "ModulesToSaveWrapper; fp32 on zero_stage 0 under qlora nf4 / int8 and under fp16) with its gradient and "
+        "optimizer states (AdamW states in the copy's dtype on zero_stage 0, fp32 master and states under ZeRO), "
+        "the optimizer step's transient peak over the copies, the output copy's weight-gradient GEMM (2 x vocab x "
         "hidden FLOPs a token), the copies' gradient passes and their optimizer step",
     )
 

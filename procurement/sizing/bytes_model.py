@@ -143,10 +143,30 @@ def saved_module_params(spec: WorkloadSpec) -> float:
 def saved_module_bytes(spec: WorkloadSpec) -> float:
     """Bytes a copied module's weight (and its gradient: autograd keeps a parameter's gradient in its dtype): the
     dtype of the frozen original, as copy.deepcopy keeps it: the run's working weights, 16-bit beside quantized or
-    fp8-stored block linears (weights_bytes: embeddings and head are never quantized)."""
+    fp8-stored block linears (weights_bytes: embeddings and head are never quantized). fp32 (4) without DeepSpeed
+    (zero_stage 0) where the run cannot keep a 16-bit copy: _FP32_SAVED_MODULES. Under ZeRO DeepSpeed casts the whole
+    module to the run's 16-bit dtype before training (runtime/engine.py _configure_distributed_model:
+    `self.module.half()` / `self.module.bfloat16()`, stored id 57130323), copies included."""
+    if spec.parallelism.zero_stage == 0 and (_kbit_prepared(spec) or spec.precision == "fp16"):
+        return 4.0
     if spec.weight_quantization == "none" and not spec.fp8_weights:
         return compute_bytes(spec)
     return embedding_bytes(spec)
+
+
+# _FP32_SAVED_MODULES: where a run without DeepSpeed holds modules_to_save's copies in fp32.
+# QLoRA on bitsandbytes (nf4, int8): peft's prepare_model_for_kbit_training, called before get_peft_model, casts every
+#   fp16 / bf16 parameter left (embeddings, head, norms) to fp32 ("cast all non INT8 parameters to fp32", peft v0.5.0
+#   @4df9c5a2 src/peft/utils/other.py:98-101; unchanged in kind at peft @012c0d5a), and the copies deep-copy those
+#   fp32 originals; not on GPTQ (int4: the same function skips the cast when quantization_method is "gptq", :97).
+# fp16 mixed precision: torch's GradScaler refuses 16-bit gradients of a trained parameter (torch/cuda/amp/
+#   grad_scaler.py _unscale_grads_ with allow_fp16=False from unscale_: `raise ValueError("Attempting to unscale FP16
+#   gradients.")`, a stored 2.x copy, pytorch @02f1c1a5, stored id 6723063455), so a working fp16 run keeps the copies
+#   in fp32 (unsloth upcasts them for this reason, aud49e's reading of unsloth llama.py get_peft_model).
+
+
+def _kbit_prepared(spec: WorkloadSpec) -> bool:
+    return spec.task == "qlora" and spec.weight_quantization in ("nf4", "int8")
 
 
 def saved_module_optimizer_bytes(spec: WorkloadSpec) -> float:
@@ -160,6 +180,35 @@ def saved_module_optimizer_bytes(spec: WorkloadSpec) -> float:
     param_bytes = saved_module_bytes(spec)
     master = spec.master_weights_fp32 and spec.parallelism.zero_stage >= 1
     return _optimizer_state_bytes(spec, param_bytes, master)
+
+
+# AdamW's state-sized transients at the step, a state element: torch 2.0's _multi_tensor_adamw (the foreach path torch
+# AdamW takes by default on CUDA tensors) builds `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)` and
+# `denom = torch._foreach_add(exp_avg_sq_sqrt, eps)` out of place, both alive until `_foreach_addcdiv_` (torch/optim/
+# adamw.py of the 2.0 line, a stored copy, id 25848975893; not read at the v2.0.1 tag itself). Later releases divide
+# and add in place (one transient); the 2.0 count is kept (the runs it was checked on, QwenLM/Qwen's "Pytorch 2.0").
+FOREACH_ADAMW_TRANSIENT_STATES = 2.0
+
+
+def saved_module_peak_bytes(spec: WorkloadSpec) -> tuple[float, float]:
+    """lora.modules_to_save's transient buffers on one rank holding every copy, beyond the static weights, gradients
+    and states, as (bytes beside the activations, bytes once the activations are freed); (0, 0) without copies.
+    Beside: from the second micro-batch on, the output copy's fresh weight gradient (V x d, the copy's dtype) lives
+    beside its `.grad` until AccumulateGrad adds it in place, at the start of the backward. Freed: the embedding
+    backward, the backward's last op, writes its zero-filled dense V x d gradient (embedding_dense_backward_cuda,
+    `at::zeros({num_weights, stride})`, aud49e's reading) beside `.grad` the same way; and the optimizer step's
+    FOREACH_ADAMW_TRANSIENT_STATES state-sized tensors over every copy (torch AdamW's states are in the copy's dtype on
+    zero_stage 0: saved_module_optimizer_bytes). The memory model charges the larger of the two."""
+    copies = saved_module_params(spec)
+    if not copies or spec.lora is None:
+        return 0.0, 0.0
+    table = copies / len(spec.lora.modules_to_save)
+    element = saved_module_bytes(spec)
+    accumulates = spec.gradient_accumulation_steps >= 2
+    beside = table * element if accumulates and "output" in spec.lora.modules_to_save else 0.0
+    embedding = table * element if accumulates and "embeddings" in spec.lora.modules_to_save else 0.0
+    step = FOREACH_ADAMW_TRANSIENT_STATES * copies * element if spec.optimizer == "adamw" else 0.0
+    return beside, max(embedding, step)
 
 
 def adapter_params(spec: WorkloadSpec) -> float:

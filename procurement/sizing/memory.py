@@ -41,6 +41,7 @@ from procurement.sizing.bytes_model import (
     activation_scale,
     op_level_saved_bytes_per_token,
     op_level_saved_matmuls,
+    saved_module_peak_bytes,
     state_bytes,
 )
 from procurement.sizing.expert_layout import expert_groups_tile, routed_expert_divisor
@@ -161,6 +162,7 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
     weights = weights + gather_buffer
     offloaded = _offloaded_activation_bytes(spec, state, tp, pp, flash)
     activations = _training_activation_bytes(spec, state, tp, pp, flash) - offloaded
+    activations = activations + _saved_module_peak(spec, activations, stage, tp, zero, offload)
     host = host + offloaded
     if frees_gradients(spec, offload):
         gradients = _gradients_at_freed_peak(spec, state, gradients, activations, tp, dp, zero, pp)
@@ -225,6 +227,19 @@ def _step_temporary_bytes(spec, state: StateBytes, gradients) -> np.ndarray:
     param_bytes = state.grad_bytes_per_param
     second_moment = 4.0 if (spec.master_weights_fp32 or param_bytes >= 4.0) else param_bytes
     return gradients * second_moment / param_bytes
+
+
+def _saved_module_peak(spec, activations, stage, tp, zero, offload) -> np.ndarray:
+    """lora.modules_to_save's transient peak over the activations (bytes_model.saved_module_peak_bytes): the buffer
+    beside them, or the one after them less the activations it outlives, whichever is larger; on zero_stage 0 with
+    the optimizer on the GPU (HF Trainer's torch AdamW; DeepSpeed's optimizers step in place), reported with the
+    activations (both are transient)."""
+    beside, after = saved_module_peak_bytes(spec)
+    if not (beside or after) or offload != "none":
+        return np.zeros_like(activations)
+    share = stage / tp
+    extra = np.maximum(beside * share, after * share - activations)
+    return np.where(zero == 0, np.maximum(extra, 0.0), 0.0)
 
 
 def _dequantized_weight_bytes(spec, stage, unsharded, tp, pp) -> np.ndarray:

@@ -937,13 +937,16 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
 
 
 def _parse_modules_to_save(reader: _Reader, section: dict) -> tuple[str, ...]:
-    """lora.modules_to_save: a list of module names (LORA_SAVED_MODULE_ALIASES), read as ("embeddings", "output")
-    in that order, each once; () when absent."""
+    """lora.modules_to_save: a list of module names (LORA_SAVED_MODULE_ALIASES), or one comma-separated string, each
+    name plain or dotted (matched by its last component, as PEFT matches by suffix), read as ("embeddings",
+    "output") in that order, each once; () when absent."""
     raw = section.get("modules_to_save", [])
     if raw is None:
         return ()
-    if isinstance(raw, str):
-        raw = [raw]
+    if isinstance(
+        raw, str
+    ):  # LLaMA-Factory's additional_target: "embed_tokens,lm_head" (split_arg splits at commas)
+        raw = [item for item in raw.split(",") if item.strip()]
     if not isinstance(raw, list) or len(raw) > LORA_SAVED_MODULES_LIMIT:
         reader.error(
             "lora.modules_to_save",
@@ -953,7 +956,7 @@ def _parse_modules_to_save(reader: _Reader, section: dict) -> tuple[str, ...]:
         return ()
     kinds: set[str] = set()
     for index, name in enumerate(raw):
-        kind = LORA_SAVED_MODULE_ALIASES.get(str(name).strip().lower()) if isinstance(name, str) else None
+        kind = LORA_SAVED_MODULE_ALIASES.get(_module_leaf(name)) if isinstance(name, str) else None
         if kind is None:
             reader.error(
                 f"lora.modules_to_save[{index}]",
@@ -962,6 +965,13 @@ def _parse_modules_to_save(reader: _Reader, section: dict) -> tuple[str, ...]:
             continue
         kinds.add(kind)
     return tuple(kind for kind in ("embeddings", "output") if kind in kinds)
+
+
+def _module_leaf(name: str) -> str:
+    """A dotted module path's last name ("model.embed_tokens" -> "embed_tokens"): PEFT wraps every module whose
+    full name ends with a modules_to_save entry (peft v0.5.0 @4df9c5a2 utils/other.py:205, _set_trainable: `key.endswith(
+    target_key)`), so a dotted entry names the same module as its last component."""
+    return name.strip().lower().rsplit(".", 1)[-1]
 
 
 CONTRACT_FIELDS = ("gpus", "zero_stage", "tensor_parallel", "pipeline_parallel")
