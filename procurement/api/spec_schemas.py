@@ -211,6 +211,22 @@ class WorkloadLoraSerializer(serializers.Serializer):
     )
 
 
+class WorkloadQuantizationSerializer(serializers.Serializer):
+    bnb_version = serializers.CharField(
+        required=False,
+        help_text="qlora with nf4 on a language model: the bitsandbytes release the run uses, 'current' (the "
+        "default: 0.43.2 or later) or a release such as '0.41.1'. Before 0.43.2 MatMul4Bit keeps every 4-bit "
+        "linear's input (ctx.tensors), charged as activations; before 0.43.0 the 4-bit weights are stored fp16, so "
+        "under bf16 compute the unpacked fp16 weight and its bf16 cast are alive together at the backward's start. "
+        "Memory only",
+    )
+    lm_head_4bit = _flag(
+        "qlora with nf4 on a language model: the output layer is 4-bit too (LitGPT / Lightning's bitsandbytes "
+        "plugin quantizes every nn.Linear; transformers and peft keep it 16-bit, the default): its weights at the "
+        "NF4 bytes, plus its unpacked copies at the backward's start. Memory only"
+    )
+
+
 class WorkloadParallelismSerializer(serializers.Serializer):
     gpus = GpusField(
         required=False,
@@ -607,6 +623,9 @@ class WorkloadSpecSerializer(serializers.Serializer):
     inference = WorkloadInferenceSerializer(required=False)
     host = WorkloadHostSerializer(required=False)
     image = WorkloadImageSerializer(required=False)
+    quantization = WorkloadQuantizationSerializer(
+        required=False, help_text="qlora nf4: the bitsandbytes stack's memory (bnb_version, lm_head_4bit)"
+    )
 
 
 def _money(help_text: str) -> serializers.FloatField:

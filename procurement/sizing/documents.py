@@ -76,6 +76,8 @@ KNOB_PATHS = {
     "train_steps": "image.train_steps",
     "runtime": "image.runtime",
     "vcpus_per_gpu": "host.vcpus_per_gpu",
+    "bnb_version": "quantization.bnb_version",
+    "lm_head_4bit": "quantization.lm_head_4bit",
 }
 # Knobs that apply only to some tasks or model kinds; the rest apply to every workload.
 _TRAINING_ONLY = {
@@ -90,6 +92,8 @@ _TRAINING_ONLY = {
     "context_parallel",
     "expert_parallel",
 }
+# qlora (nf4, the form's default for it): the bitsandbytes stack's memory (bnb_memory.py)
+_QLORA_ONLY = {"bnb_version", "lm_head_4bit"}
 _ADAPTER_ONLY = {"lora_rank", "lora_implementation", "lora_adapter_dtype", "lora_modules_to_save"}
 # The form's lora_modules_to_save choices and the list each states (spec.LORA_SAVED_MODULE_ALIASES)
 LORA_SAVED_MODULE_CHOICES = {
@@ -136,6 +140,8 @@ _TEXT_KNOBS = {
     "generate_harness",
     "eager_layer",
     "expert_precision",
+    "bnb_version",
+    "lm_head_4bit",
 }
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
 _UNSTATED_DEFAULTS = {
@@ -149,6 +155,8 @@ _UNSTATED_DEFAULTS = {
     "attn_implementation": "unstated",
     "generate_harness": "transformers",
     "expert_precision": "model",
+    "bnb_version": "current",
+    "lm_head_4bit": "false",
     "eager_layer": "from_preset",  # the spec's own default: the preset's architecture (presets.PRESET_EAGER_LAYERS)
 }
 
@@ -177,6 +185,8 @@ def _applies(knob: str, task: str, is_image: bool, is_preset: bool = False) -> b
         return task != "inference"
     if knob in _ADAPTER_ONLY:
         return task in ("lora", "qlora")
+    if knob in _QLORA_ONLY:
+        return task == "qlora"
     if knob in _INFERENCE_ONLY:
         return task == "inference"
     return True
@@ -200,6 +210,8 @@ def spec_from_knobs(knobs: Mapping[str, str]) -> dict:
             knob == "lora_modules_to_save"
         ):  # a choice naming a list; an unknown text goes through to be refused
             value = LORA_SAVED_MODULE_CHOICES.get(text, [text])
+        if knob == "lm_head_4bit":  # a yes / no choice; an unknown text goes through to be refused
+            value = {"true": True, "false": False}.get(text.lower(), text)
         _set_path(spec, path, value)
     if is_preset:
         _add_image_knobs(spec, knobs, task)

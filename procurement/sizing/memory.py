@@ -27,7 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.sizing import fsdp_reshard, image, image_model, qlora_dequant
+from procurement.sizing import bnb_memory, fsdp_reshard, image, image_model, qlora_dequant
 from procurement.sizing.assumptions import (
     CUDA_CONTEXT_GIB,
     FRAGMENTATION_FRACTION,
@@ -164,15 +164,18 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
     activations = _training_activation_bytes(spec, state, tp, pp, flash) - offloaded
     activations = activations + _saved_module_peak(spec, activations, stage, tp, zero, offload)
     host = host + offloaded
+    # quantization.*: what the stated bitsandbytes stack holds (bnb_memory.py; nothing for the defaults)
+    head_saving, copies = bnb_memory.head_bytes(spec, tp, pp)
+    activations = activations + _bnb_saved_input_bytes(spec, stage, tp, pp)
     if frees_gradients(spec, offload):
         gradients = _gradients_at_freed_peak(spec, state, gradients, activations, tp, dp, zero, pp)
     return {
-        "weights": weights,
+        "weights": weights - head_saving,
         "gradients": gradients,
         "optimizer_states": optimizer,
         "activations": activations + 0 * dp,
         "kv_cache": np.zeros_like(weights),
-        "dequantized_weights": _dequantized_weight_bytes(spec, stage, unsharded, tp, pp) + 0 * dp,
+        "dequantized_weights": _dequantized_weight_bytes(spec, stage, unsharded, tp, pp) + copies + 0 * dp,
         "host_offload": host,
     }
 
@@ -240,6 +243,17 @@ def _saved_module_peak(spec, activations, stage, tp, zero, offload) -> np.ndarra
     share = stage / tp
     extra = np.maximum(beside * share, after * share - activations)
     return np.where(zero == 0, np.maximum(extra, 0.0), 0.0)
+
+
+def _bnb_saved_input_bytes(spec, stage, tp, pp) -> np.ndarray:
+    """The 4-bit linears' inputs bitsandbytes before 0.43.2 keeps (bnb_memory.saved_input_bytes): the stage's
+    layers / tp, a micro-batch in flight; the recomputed block's alone under full recomputation."""
+    per_rank = bnb_memory.saved_input_bytes(spec)
+    if not per_rank:
+        return np.zeros_like(np.asarray(tp * pp, dtype=float))
+    if spec.gradient_checkpointing == "full":
+        return per_rank / tp + 0 * pp
+    return per_rank * stage / tp * _in_flight_micro_batches(spec, pp)
 
 
 def _dequantized_weight_bytes(spec, stage, unsharded, tp, pp) -> np.ndarray:

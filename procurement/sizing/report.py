@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.sizing import image, image_model, qlora_dequant
+from procurement.sizing import bnb_memory, image, image_model, qlora_dequant
 from procurement.sizing.accelerators import effective_speed, rentable_alone_slug, speed_ratio
 from procurement.sizing.accuracy import workload_accuracy
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
@@ -538,7 +538,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         "training_stack": spec.training_stack,
         "memory_assumptions": (
             memory_assumptions(spec)
-            + [text for text in (qlora_dequant.memory_text(spec),) if text]
+            + [text for text in (qlora_dequant.memory_text(spec), bnb_memory.text(spec)) if text]
             + image_model.memory_notes(spec)
             + sliding_window_notes(spec)
         ),

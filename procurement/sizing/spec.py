@@ -9,6 +9,7 @@ docs/workload-spec.md.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -149,6 +150,10 @@ LORA_SAVED_MODULE_ALIASES = {
 LORA_KEYS = frozenset(
     {"rank", "targets", "alpha", "dropout", "implementation", "adapter_dtype", "modules_to_save"}
 )  # every key `lora` accepts (the API's schema documents exactly these: tests/procurement/test_spec_schemas.py)
+# quantization: what a QLoRA stack's bitsandbytes NF4 path holds in memory (bnb_memory.py). bnb_version: the
+# bitsandbytes release ("current": 0.43.2 or later), lm_head_4bit: the output layer quantized too (LitGPT / Lightning).
+QUANTIZATION_KEYS = frozenset({"bnb_version", "lm_head_4bit"})
+BNB_VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
 LORA_SAVED_MODULES_LIMIT = 8  # list entries; two kinds exist, a longer list is a typo
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
 LORA_TARGET_ALIASES = {
@@ -310,6 +315,21 @@ class InferenceSpec:
 
 
 @dataclass(frozen=True)
+class QuantizationSpec:
+    """The QLoRA stack's bitsandbytes NF4 path, as far as it sets memory (bnb_memory.py)."""
+
+    bnb_version: str = "current"  # "current" (0.43.2 or later) or the release, e.g. "0.41.1"
+    lm_head_4bit: bool = False  # the output layer quantized too (Lightning's plugin replaces every nn.Linear)
+
+    @property
+    def release(self) -> tuple[int, ...] | None:
+        """The stated release as numbers (None: current)."""
+        if self.bnb_version == "current":
+            return None
+        return tuple(int(part) for part in self.bnb_version.split("."))
+
+
+@dataclass(frozen=True)
 class HostSpec:
     dataset_gb: float | None = None
     checkpoints_kept: int = 2
@@ -366,6 +386,7 @@ class WorkloadSpec:
     image_resolution_px: int | None = None
     host: HostSpec = field(default_factory=HostSpec)
     image: ImageSpec = field(default_factory=ImageSpec)
+    quantization: QuantizationSpec = field(default_factory=QuantizationSpec)
 
     @property
     def is_training(self) -> bool:
@@ -415,6 +436,7 @@ _TOP_KEYS = {
     "mfu",
     "image",
     "host",
+    "quantization",
 }
 _MODEL_INT_FIELDS = (
     "num_layers",
@@ -569,6 +591,7 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
     parallelism = _parse_parallelism(reader, reader.section(data, "parallelism", "parallelism"), strict)
     inference = _parse_inference(reader, reader.section(data, "inference", "inference"), strict)
     host = _parse_host(reader, reader.section(data, "host", "host"), strict)
+    quantization = _parse_quantization(reader, reader.section(data, "quantization", "quantization"), strict)
     image_section = reader.section(data, "image", "image")
     image_resolution = _parse_image(reader, image_section, strict)
     image_fields = _parse_image_fields(reader, image_section, lora)
@@ -586,6 +609,7 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
         parallelism=parallelism,
         inference=inference,
         host=host,
+        quantization=quantization,
         image_resolution_px=image_resolution,
         image=image_fields,
         **spec_fields,
@@ -1109,6 +1133,52 @@ INFERENCE_KEYS = frozenset(
 )
 
 
+def _parse_quantization(reader: _Reader, data: dict, strict: bool) -> QuantizationSpec:
+    if strict:
+        reader.unknown_keys(data, QUANTIZATION_KEYS, "quantization.")
+    version = "current"
+    raw = data.get("bnb_version")
+    if raw is not None:
+        text = str(raw).strip().lower()
+        if text == "current" or BNB_VERSION_PATTERN.match(text):
+            version = text
+        else:
+            reader.error(
+                "quantization.bnb_version",
+                f"must be 'current' or a bitsandbytes release such as '0.41.1', got {raw!r}",
+            )
+    return QuantizationSpec(
+        bnb_version=version,
+        lm_head_4bit=reader.boolean(data, "lm_head_4bit", "quantization.lm_head_4bit", False),
+    )
+
+
+def _check_quantization(reader: _Reader, spec: WorkloadSpec) -> None:
+    """quantization.* describe bitsandbytes NF4 under QLoRA on a dense language model; refused elsewhere."""
+    stated = [
+        path
+        for path, value in (
+            ("quantization.bnb_version", spec.quantization.bnb_version != "current"),
+            ("quantization.lm_head_4bit", spec.quantization.lm_head_4bit),
+        )
+        if value
+    ]
+    model = spec.model
+    for path in stated:
+        if spec.task != "qlora" or spec.weight_quantization != "nf4" or model.is_image:
+            reader.error(
+                path,
+                "describes bitsandbytes NF4 under QLoRA on a language model (task qlora, weight_quantization "
+                f"nf4); this spec is {spec.task} with weight_quantization {spec.weight_quantization}: leave it out",
+            )
+        elif model.is_moe or model.is_mla:
+            reader.error(path, "not counted for mixture-of-experts or latent-attention models: leave it out")
+    if spec.quantization.lm_head_4bit and model.tie_word_embeddings:
+        reader.error(
+            "quantization.lm_head_4bit", "the output layer is the tied embedding table here: leave it out"
+        )
+
+
 def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec:
     if strict:
         reader.unknown_keys(
@@ -1320,6 +1390,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         reader.error("precision", f"qlora computes in 16 bits: use bf16 or fp16, got {spec.precision}")
     if spec.task == "qlora" and spec.weight_quantization == "none":
         reader.error("weight_quantization", "qlora needs quantized base weights (nf4, int4 or int8)")
+    _check_quantization(reader, spec)
     if spec.task in ("pretrain", "full_finetune") and spec.weight_quantization != "none":
         reader.error(
             "weight_quantization", f"{spec.task} trains every weight: quantized weights need lora/qlora"

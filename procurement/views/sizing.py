@@ -80,6 +80,8 @@ KNOB_DEFAULTS = {
     "context_len": "4096",
     "serving_engine": "compiled",
     "quant_kernel": "unstated",
+    "bnb_version": "current",
+    "lm_head_4bit": "false",
     "attn_implementation": "unstated",
     "generate_harness": "transformers",
     "eager_layer": "from_preset",
@@ -190,6 +192,16 @@ KNOB_LABELS = {
         "experts, where stating bf16 costs 18-47% and can push H100 TP1 Mixtral out of memory. bf16 experts need "
         "an Ampere-or-later card",
     ),
+    "bnb_version": (
+        "bitsandbytes release",
+        "qlora: current (0.43.2+) or e.g. 0.41.1: before 0.43.2 every 4-bit linear's input is kept, before 0.43.0 "
+        "the weights are stored fp16 (an fp16 + bf16 unpacked copy at the backward's start). Memory only",
+    ),
+    "lm_head_4bit": (
+        "4-bit LM head",
+        "qlora: true where the stack quantizes the output layer too (LitGPT / Lightning's plugin); transformers and "
+        "peft keep it 16-bit (false). Memory only",
+    ),
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),
     "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),
     "train_steps": ("Training steps", "image presets: for hours"),
@@ -217,6 +229,8 @@ _TEXT_KNOBS = (
     "eager_layer",
     "expert_precision",
     "zero_grad",
+    "bnb_version",
+    "lm_head_4bit",
 )
 
 
@@ -239,6 +253,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "generate_harness": GENERATE_HARNESSES,
         "eager_layer": ("from_preset", *EAGER_LAYERS),
         "expert_precision": EXPERT_PRECISIONS,
+        "lm_head_4bit": ("false", "true"),
     }
     return [
         {

@@ -19,6 +19,7 @@ CASES = [
         spec.INFERENCE_KEYS,
     ),  # acc44: the parser's own set (quant_kernel added)
     (docs.WorkloadHostSerializer, spec._HOST_KEYS),
+    (docs.WorkloadQuantizationSerializer, spec.QUANTIZATION_KEYS),  # bnb49
     (docs.WorkloadImageSerializer, spec._IMAGE_KEYS),
     (docs.TcoStudySpecSerializer, tco_spec._STUDY_FIELDS),
     (docs.TcoBuySerializer, tco_spec._BUY_FIELDS),
@@ -50,8 +51,8 @@ def test_the_size_and_tco_operations_take_the_full_documents():
     assert tco_body == {"$ref": "#/components/schemas/TcoStudySpec"}
     # Last time only task and model (workload) and currency (study) were documented.
     assert (
-        len(components["WorkloadSpec"]["properties"]) == len(spec._TOP_KEYS) == 33  # maxlen; zgrad: zero_grad
-    )  # stack26: training_stack; tt26: fp32_norm_inputs
+        len(components["WorkloadSpec"]["properties"]) == len(spec._TOP_KEYS) == 34  # maxlen; zgrad: zero_grad
+    )  # stack26: training_stack; tt26: fp32_norm_inputs; bnb49: quantization
     assert components["TcoStudySpec"]["required"] == ["buy", "rent"]
     assert components["WorkloadSpec"]["required"] == ["model", "task"]
 
