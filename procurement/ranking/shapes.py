@@ -258,18 +258,23 @@ def plan_validity_gates(spec: WorkloadSpec, uses_tp, node_scale_up, partial_tp=0
 
 
 def tensor_parallel_splits_heads(spec: WorkloadSpec, tensor_parallel) -> np.ndarray:
-    """Per shape: the TP degree splits the attention heads the way the engines require. vLLM refuses a degree
-    that does not divide the query heads ("Total number of attention heads (32) must be divisible by tensor
-    parallel size (3)", vllm/config.py ModelConfig.verify_with_parallel_config), and its QKVParallelLinear
-    splits the KV heads (kv % tp == 0) or replicates them (tp % kv == 0); Megatron-Core's attention asserts
-    the same of its heads and query groups. So a 3-GPU instance holds no TP group of a 32-head model."""
+    """Per shape: the TP degree splits the attention heads the way the engines require. Every engine refuses a
+    degree that does not divide the query heads (vLLM: "Total number of attention heads (32) must be divisible by
+    tensor parallel size (3)", vllm/config.py ModelConfig.verify_with_parallel_config; TensorRT-LLM and SGLang
+    likewise). Serving engines split the KV heads (kv % tp == 0) or replicate them whole (tp % kv == 0: vLLM's
+    QKVParallelLinear, SGLang's copy of it, TensorRT-LLM); Megatron-Core never replicates them (it requires
+    num_query_groups % tp == 0), so training needs kv % tp == 0 (aud49k). A 3-GPU instance holds no TP group of
+    a 32-head model."""
     tp = np.asarray(tensor_parallel, dtype=float)
     if spec.model.is_image or not spec.model.num_attention_heads:
         return np.ones(np.shape(tp), dtype=bool)
     heads = float(spec.model.num_attention_heads)
     kv = float(spec.model.num_key_value_heads or spec.model.num_attention_heads)
     degree = np.maximum(tp, 1.0)
-    return (np.mod(heads, degree) == 0) & ((np.mod(kv, degree) == 0) | (np.mod(degree, kv) == 0))
+    kv_split = np.mod(kv, degree) == 0
+    if not spec.is_training:
+        kv_split = kv_split | (np.mod(degree, kv) == 0)
+    return (np.mod(heads, degree) == 0) & kv_split
 
 
 def slower_partial_plans(partial_tp, hours, fits, offloaded) -> np.ndarray:
