@@ -184,7 +184,7 @@ def frees_gradients(spec, offload=None) -> bool:
     """Whether the spec's loop frees its gradients between steps in a way memory can count: zero_grad
     set_to_none (torch >= 2.0's Optimizer.zero_grad default) with one micro-batch a step (accumulation keeps
     them across micro-batches), the optimizer stepped after backward, on the GPU (no offload). The plan's own
-    limits (one data-parallel rank, no pipeline, ZeRO 0 / 1) are _gradients_at_freed_peak's."""
+    limits (one data-parallel rank, no pipeline, ZeRO 0) are _gradients_at_freed_peak's."""
     offload = spec.parallelism.offload if offload is None else offload
     return (
         spec.zero_grad == "set_to_none"
@@ -204,7 +204,8 @@ def _gradients_at_freed_peak(spec, state: StateBytes, gradients, activations, tp
     end (every gradient) the sum is linear in the layers done and peaks at one end; the step then adds its
     temporary. Reported as `gradients` = that peak less the activations, so the breakdown still sums to it.
 
-    Where it holds: one data-parallel rank (dp 1), no pipeline, ZeRO 0 / 1. Elsewhere the plan keeps a
+    Where it holds: one data-parallel rank (dp 1), no pipeline, ZeRO 0 (ZeRO-1 means DeepSpeed, whose optimizer keeps
+    its own gradient buckets and steps differently: no source here, aud49z). Elsewhere the plan keeps a
     gradient-sized buffer the whole step and the sum stands: torch DDP's reducer buckets (pytorch/pytorch
     PR #41954: pointing .grad at the bucket buffers dropped roberta-base's peak by ~1 GB, its gradients' size,
     so without it the buckets are a second, persistent copy), ZeRO-2 / 3 and FSDP reduce-scatter into sharded
@@ -214,7 +215,7 @@ def _gradients_at_freed_peak(spec, state: StateBytes, gradients, activations, tp
     first = gradients if spec.uses_adapters else np.minimum(head, gradients)  # adapters: all, conservatively
     step_temporary = _step_temporary_bytes(spec, state, gradients)
     at_peak = np.maximum(activations + first, gradients + step_temporary) - activations
-    holds = (dp == 1) & (pp == 1) & (zero <= 1)
+    holds = (dp == 1) & (pp == 1) & (zero == 0)
     return np.where(holds, at_peak, gradients)
 
 

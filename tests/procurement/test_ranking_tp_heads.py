@@ -71,7 +71,9 @@ def test_a_consumer_serving_split_ranks_below_the_first_row_that_is_not_one(bund
 def test_training_never_replicates_kv_heads():
     # aud49k: Megatron-Core requires num_query_groups % tp == 0 (it never copies KV heads), so a training TP 8 of
     # an 8-KV-head model splits, TP 16 does not; serving (vLLM) replicates them at TP 16.
-    training = parse_workload_spec({"task": "lora", "model": {"preset": "mixtral-8x7b"}, "training_tokens": 1e8})
+    training = parse_workload_spec(
+        {"task": "lora", "model": {"preset": "mixtral-8x7b"}, "training_tokens": 1e8}
+    )
     serving = parse_workload_spec(MIXTRAL_INT8)
     assert tensor_parallel_splits_heads(training, np.array([8, 16])).tolist() == [True, False]
     assert tensor_parallel_splits_heads(serving, np.array([8, 16])).tolist() == [True, True]

@@ -87,6 +87,7 @@ def test_the_mean_batch_peaks_in_the_optimizer_step():
         {"gradient_accumulation_steps": 2},  # kept across micro-batches
         {"parallelism": {"gpus": 2}},  # DDP's buckets: a persistent gradient-sized buffer
         {"parallelism": {"gpus": 2, "zero_stage": 1}},
+        {"parallelism": {"gpus": 1, "zero_stage": 1}},  # DeepSpeed's own gradient buckets (aud49z fix 3)
         {"parallelism": {"gpus": 2, "zero_stage": 2}},  # reduce-scattered as produced
         {"parallelism": {"gpus": 2, "zero_stage": 3}},
         {"parallelism": {"gpus": 2, "pipeline_parallel": 2}, "gradient_accumulation_steps": 4},
