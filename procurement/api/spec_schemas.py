@@ -225,6 +225,20 @@ class WorkloadQuantizationSerializer(serializers.Serializer):
         "plugin quantizes every nn.Linear; transformers and peft keep it 16-bit, the default): its weights at the "
         "NF4 bytes, plus its unpacked copies at the backward's start. Memory only"
     )
+    bnb_storage_dtype = serializers.ChoiceField(
+        choices=["compute", "fp16"],
+        required=False,
+        help_text="qlora with nf4 on a language model: the dtype the 4-bit weights were quantized from, which "
+        "dequantize_4bit returns: 'compute' or 'fp16' (Lightning's plugin at every release; transformers when no "
+        "torch_dtype is given). fp16 under bf16 compute keeps an fp16 copy and its bf16 cast alive at the backward's "
+        "start. Unstated: fp16 with lm_head_4bit or a bitsandbytes release before 0.43.0 (compute refused there), "
+        "else compute. Memory only",
+    )
+    nf4_double_quant = _flag(
+        "weight_quantization nf4 on a language model: the block scales quantized again (QLoRA double quantization, "
+        "4.127 bits a weight; the default). false: one float32 absmax per 64 weights, 4.5 bits (LitGPT bnb.nf4, "
+        "BitsAndBytesConfig's default bnb_4bit_use_double_quant=False)"
+    )
 
 
 class WorkloadParallelismSerializer(serializers.Serializer):
@@ -624,7 +638,9 @@ class WorkloadSpecSerializer(serializers.Serializer):
     host = WorkloadHostSerializer(required=False)
     image = WorkloadImageSerializer(required=False)
     quantization = WorkloadQuantizationSerializer(
-        required=False, help_text="qlora nf4: the bitsandbytes stack's memory (bnb_version, lm_head_4bit)"
+        required=False,
+        help_text="nf4: the bitsandbytes stack's memory (bnb_version, lm_head_4bit, bnb_storage_dtype, "
+        "nf4_double_quant)",
     )
 
 

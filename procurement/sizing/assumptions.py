@@ -49,7 +49,8 @@ NF4_SINGLE_QUANT_BITS = Assumption(
     "nf4_bits_per_param_without_double_quant",
     4.5,
     "bits",
-    "NF4 without double quantization (image.nf4_double_quant false): bitsandbytes' quantize_4bit keeps one "
+    "NF4 without double quantization (image.nf4_double_quant / quantization.nf4_double_quant false; LitGPT's "
+    "bnb.nf4): bitsandbytes' quantize_4bit keeps one "
     "float32 absmax per block of 64 weights (blocksize 64, statistics not compressed) = 4 + 32/64 bits. "
     "diffusers' and transformers' BitsAndBytesConfig leave bnb_4bit_use_double_quant off by default, so a "
     "config that does not set it stores its NF4 layers this way.",

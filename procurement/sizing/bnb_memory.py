@@ -5,7 +5,8 @@ nothing, as before. Counted from the libraries' code, nothing fitted:
 
 1. bitsandbytes before 0.43.2 keeps every 4-bit linear's input: MatMul4Bit.forward sets `ctx.tensors = (A, B)`
    (bitsandbytes 0.41.1, 18e827d6 bitsandbytes/autograd/_functions.py line 523), a ctx attribute the backward never
-   frees; 0.43.2 keeps `(None, B)` unless the input needs a gradient (9e753741). Charged: the inputs no other op
+   frees; 0.43.2 never keeps A: `ctx.tensors = (None, B)` whenever an input needs a gradient, else `(None, None)`
+   (9e753741, PR #1270; the 0.43.2+ forward, stored id 102675332). Charged: the inputs no other op
    already keeps (bytes_model.layer_activation_terms counts an adapted linear's input as its adapter's, the same
    tensor when lora.dropout is 0): the attention input (d) and the MLP input (d) unless their linears are adapted
    without dropout, the down projection's input (f) on the same rule, and the output projection's input (heads x
@@ -22,15 +23,21 @@ nothing, as before. Counted from the libraries' code, nothing fitted:
    with its 4-bit class, the output layer included; transformers / peft keep it 16-bit (the engine's default).
    Its weights count the NF4 block linears' bytes (bytes_model.block_linear_bytes) instead of 16 bits: Llama 2 7B
    32,000 x 4,096 x (2 - 0.516) B = -0.195 GB.
-3. The unpacked copies alive at the peak. dequantize_4bit writes the weight in quant_state's dtype and MatMul4Bit
-   copies it `.to(A.dtype)` (_functions.py 516 forward, 547 backward): before 0.43.0 bitsandbytes' Params4bit.cuda
-   stores `.half()` weights (nn/modules.py line 156 at 0.41.1), and Lightning's _quantize_weight quantizes from
-   torch.half (bitsandbytes.py line 221), so under bf16 compute an fp16 copy and its bf16 cast are alive at once,
-   4 bytes a weight (2 under fp16 compute: no cast). The peak is the backward's start, every saved tensor alive,
-   whose first 4-bit op is the LM head's backward where the head is 4-bit (its V x d copies; Llama 2 7B 0.524 GB)
-   and otherwise the last block's largest linear. From 0.43.0 the copy is the compute dtype's alone: a 4-bit
-   head's 2 bytes a weight are charged; a block linear's (at most 2 x d x f, 90 MB on a 7B) stays uncounted, as
-   the engine has always left it.
+3. The unpacked copies alive at the peak. dequantize_4bit writes the weight in quant_state's dtype, the dtype the
+   weight was quantized from (quantization.bnb_storage_dtype), and MatMul4Bit copies it `.to(A.dtype)`
+   (_functions.py 516 forward, 547 backward). fp16 storage: before 0.43.0 bitsandbytes' Params4bit.cuda stores
+   `.half()` weights whatever the load dtype (nn/modules.py line 156 at 0.41.1); at every release Lightning's
+   _quantize_weight quantizes from torch.half (71aed751 bitsandbytes.py line 221; unchanged at 7f0c3436cd, aud49b),
+   and transformers' bnb loader overrides torch_dtype None with torch.float16 (its "Overriding torch_dtype=None"
+   quantizer_bnb_4bit update_torch_dtype, stored id 14084635761). Then under bf16 compute an fp16 copy and its bf16 cast are alive at once, 4
+   bytes a weight (2 under fp16 compute: no cast). Unstated, the storage is fp16 with a 4-bit head (only LitGPT /
+   Lightning quantize the head, and Lightning from torch.half) or a release before 0.43.0, else the compute dtype.
+   The peak is the backward's start, every saved tensor alive, whose first 4-bit op is the LM head's backward
+   where the head is 4-bit (its V x d copies; Llama 2 7B 0.524 GB) and otherwise the last block's largest linear.
+   Compute-dtype storage: the copy is the compute dtype's alone: a 4-bit head's 2 bytes a weight are charged; a
+   block linear's (at most 2 x d x f, 90 MB on a 7B) stays uncounted, as the engine has always left it.
+4. NF4 without double quantization (quantization.nf4_double_quant false, LitGPT's bnb.nf4): the block linears at
+   4.5 bits (bytes_model.block_linear_bytes, assumption nf4_bits_per_param_without_double_quant), not 4.127.
 The LM head's terms sit on the last pipeline stage: left out under pipeline parallelism (the stage the memory
 reports is the heaviest, not the last); tensor parallelism divides them as it divides the head.
 """
@@ -63,8 +70,14 @@ def keeps_inputs(spec) -> bool:
 
 
 def stores_fp16(spec) -> bool:
-    """bitsandbytes before 0.43.0: the 4-bit weights' quant_state is fp16 (Params4bit.cuda's .half())."""
-    return _before(spec, FP16_STORAGE_DROPPED_IN)
+    """The 4-bit weights' quant_state is fp16 (module docstring, 3): as stated in quantization.bnb_storage_dtype;
+    unstated, with a 4-bit head (Lightning quantizes from torch.half) or before 0.43.0 (Params4bit.cuda's .half())."""
+    if not applies(spec):
+        return False
+    stated = spec.quantization.bnb_storage_dtype
+    if stated is not None:
+        return stated == "fp16"
+    return spec.quantization.lm_head_4bit or _before(spec, FP16_STORAGE_DROPPED_IN)
 
 
 def lm_head_4bit(spec) -> bool:
@@ -112,7 +125,7 @@ def lm_head_weight_saving_bytes(spec) -> float:
 
 def unpacked_copy_bytes(spec) -> float:
     """The unpacked copies of the first 4-bit weight the backward unpacks, alive at the backward's start (module
-    docstring, 3); 0 for a current bitsandbytes with a 16-bit head, as before."""
+    docstring, 3); 0 for compute-dtype storage with a 16-bit head, as before."""
     if not applies(spec):
         return 0.0
     compute = DTYPE_BYTES[spec.precision]
@@ -156,5 +169,9 @@ def text(spec) -> str:
         parts.append(
             f"{kind} unpacked copies of the {'LM head' if lm_head_4bit(spec) else 'largest block linear'} at the "
             f"backward's start: {copies / 1e9:,.2f} GB (dequantized weights)"
+        )
+    if applies(spec) and not spec.quantization.nf4_double_quant:
+        parts.append(
+            "NF4 without double quantization: the block linears at 4.5 bits a weight, in the weights"
         )
     return "QLoRA stack (quantization.*): " + "; ".join(parts) if parts else ""

@@ -69,7 +69,11 @@ def is_nvfp4(spec: WorkloadSpec) -> bool:
 
 
 def block_linear_bytes(spec: WorkloadSpec) -> float:
-    """Bytes per weight of the block linears: a quantized format, fp8 storage, or the compute dtype."""
+    """Bytes per weight of the block linears: a quantized format, fp8 storage, or the compute dtype. NF4 at 4.5 bits
+    where a language model's quantization.nf4_double_quant is false (a float32 absmax per 64 weights, QLoRA paper
+    section 2: 32 / 64 = 0.5 bits of constants a weight, 0.127 with double quantization)."""
+    if spec.weight_quantization == "nf4" and not spec.quantization.nf4_double_quant:
+        return NF4_SINGLE_QUANT_BITS.value / 8
     if spec.weight_quantization != "none":
         return QUANT_BITS[spec.weight_quantization] / 8
     if is_nvfp4(spec):

@@ -78,6 +78,8 @@ KNOB_PATHS = {
     "vcpus_per_gpu": "host.vcpus_per_gpu",
     "bnb_version": "quantization.bnb_version",
     "lm_head_4bit": "quantization.lm_head_4bit",
+    "bnb_storage_dtype": "quantization.bnb_storage_dtype",
+    "bnb_double_quant": "quantization.nf4_double_quant",  # the image knob nf4_double_quant is image.*'s
 }
 # Knobs that apply only to some tasks or model kinds; the rest apply to every workload.
 _TRAINING_ONLY = {
@@ -93,7 +95,7 @@ _TRAINING_ONLY = {
     "expert_parallel",
 }
 # qlora (nf4, the form's default for it): the bitsandbytes stack's memory (bnb_memory.py)
-_QLORA_ONLY = {"bnb_version", "lm_head_4bit"}
+_QLORA_ONLY = {"bnb_version", "lm_head_4bit", "bnb_storage_dtype", "bnb_double_quant"}
 _ADAPTER_ONLY = {"lora_rank", "lora_implementation", "lora_adapter_dtype", "lora_modules_to_save"}
 # The form's lora_modules_to_save choices and the list each states (spec.LORA_SAVED_MODULE_ALIASES)
 LORA_SAVED_MODULE_CHOICES = {
@@ -142,6 +144,8 @@ _TEXT_KNOBS = {
     "expert_precision",
     "bnb_version",
     "lm_head_4bit",
+    "bnb_storage_dtype",
+    "bnb_double_quant",
 }
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
 _UNSTATED_DEFAULTS = {
@@ -157,6 +161,8 @@ _UNSTATED_DEFAULTS = {
     "expert_precision": "model",
     "bnb_version": "current",
     "lm_head_4bit": "false",
+    "bnb_storage_dtype": "unstated",
+    "bnb_double_quant": "true",
     "eager_layer": "from_preset",  # the spec's own default: the preset's architecture (presets.PRESET_EAGER_LAYERS)
 }
 
@@ -210,7 +216,10 @@ def spec_from_knobs(knobs: Mapping[str, str]) -> dict:
             knob == "lora_modules_to_save"
         ):  # a choice naming a list; an unknown text goes through to be refused
             value = LORA_SAVED_MODULE_CHOICES.get(text, [text])
-        if knob == "lm_head_4bit":  # a yes / no choice; an unknown text goes through to be refused
+        if knob in (
+            "lm_head_4bit",
+            "bnb_double_quant",
+        ):  # a yes / no choice; an unknown text goes through to be refused
             value = {"true": True, "false": False}.get(text.lower(), text)
         _set_path(spec, path, value)
     if is_preset:

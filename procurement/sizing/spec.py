@@ -151,8 +151,11 @@ LORA_KEYS = frozenset(
     {"rank", "targets", "alpha", "dropout", "implementation", "adapter_dtype", "modules_to_save"}
 )  # every key `lora` accepts (the API's schema documents exactly these: tests/procurement/test_spec_schemas.py)
 # quantization: what a QLoRA stack's bitsandbytes NF4 path holds in memory (bnb_memory.py). bnb_version: the
-# bitsandbytes release ("current": 0.43.2 or later), lm_head_4bit: the output layer quantized too (LitGPT / Lightning).
-QUANTIZATION_KEYS = frozenset({"bnb_version", "lm_head_4bit"})
+# bitsandbytes release ("current": 0.43.2 or later), lm_head_4bit: the output layer quantized too (LitGPT / Lightning),
+# bnb_storage_dtype: the dtype the 4-bit weights were quantized from (compute, or fp16: Lightning's plugin,
+# transformers' default load dtype), nf4_double_quant: the block scales quantized again (QLoRA's double quantization).
+QUANTIZATION_KEYS = frozenset({"bnb_version", "lm_head_4bit", "bnb_storage_dtype", "nf4_double_quant"})
+BNB_STORAGE_DTYPES = ("compute", "fp16")
 BNB_VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
 LORA_SAVED_MODULES_LIMIT = 8  # list entries; two kinds exist, a longer list is a typo
 # Names other frameworks use for the same linears (torchtune: output_proj, mlp).
@@ -320,6 +323,10 @@ class QuantizationSpec:
 
     bnb_version: str = "current"  # "current" (0.43.2 or later) or the release, e.g. "0.41.1"
     lm_head_4bit: bool = False  # the output layer quantized too (Lightning's plugin replaces every nn.Linear)
+    # "compute" or "fp16"; None (unstated): fp16 with a 4-bit head (only Lightning quantizes it, from torch.half) or
+    # a release before 0.43.0 (Params4bit.cuda's .half()), else compute (bnb_memory.stores_fp16)
+    bnb_storage_dtype: str | None = None
+    nf4_double_quant: bool = True  # False: one fp32 absmax per 64 weights (LitGPT bnb.nf4), 4.5 bits a weight
 
     @property
     def release(self) -> tuple[int, ...] | None:
@@ -1147,9 +1154,20 @@ def _parse_quantization(reader: _Reader, data: dict, strict: bool) -> Quantizati
                 "quantization.bnb_version",
                 f"must be 'current' or a bitsandbytes release such as '0.41.1', got {raw!r}",
             )
+    storage = data.get("bnb_storage_dtype")
+    if storage is not None:
+        storage = str(storage).strip().lower()
+        if storage not in BNB_STORAGE_DTYPES:
+            reader.error(
+                "quantization.bnb_storage_dtype",
+                f"must be one of {', '.join(BNB_STORAGE_DTYPES)}, got {data.get('bnb_storage_dtype')!r}",
+            )
+            storage = None
     return QuantizationSpec(
         bnb_version=version,
         lm_head_4bit=reader.boolean(data, "lm_head_4bit", "quantization.lm_head_4bit", False),
+        bnb_storage_dtype=storage,
+        nf4_double_quant=reader.boolean(data, "nf4_double_quant", "quantization.nf4_double_quant", True),
     )
 
 
@@ -1160,6 +1178,7 @@ def _check_quantization(reader: _Reader, spec: WorkloadSpec) -> None:
         for path, value in (
             ("quantization.bnb_version", spec.quantization.bnb_version != "current"),
             ("quantization.lm_head_4bit", spec.quantization.lm_head_4bit),
+            ("quantization.bnb_storage_dtype", spec.quantization.bnb_storage_dtype is not None),
         )
         if value
     ]
@@ -1176,6 +1195,24 @@ def _check_quantization(reader: _Reader, spec: WorkloadSpec) -> None:
     if spec.quantization.lm_head_4bit and model.tie_word_embeddings:
         reader.error(
             "quantization.lm_head_4bit", "the output layer is the tied embedding table here: leave it out"
+        )
+    release = spec.quantization.release
+    if (
+        spec.quantization.bnb_storage_dtype == "compute"
+        and release is not None
+        and release + (0,) * 2 < (0, 43, 0)
+    ):
+        reader.error(
+            "quantization.bnb_storage_dtype",
+            f"bitsandbytes {spec.quantization.bnb_version} stores 4-bit weights fp16 whatever the load dtype "
+            "(Params4bit.cuda's .half(), removed in 0.43.0): state fp16 or leave it out",
+        )
+    if not spec.quantization.nf4_double_quant and (spec.weight_quantization != "nf4" or model.is_image):
+        reader.error(
+            "quantization.nf4_double_quant",
+            "sets how a language model's NF4 weights keep their block scales (weight_quantization nf4; image "
+            f"models: image.nf4_double_quant); this spec has weight_quantization {spec.weight_quantization}: leave "
+            "it out",
         )
 
 

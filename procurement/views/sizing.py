@@ -82,6 +82,8 @@ KNOB_DEFAULTS = {
     "quant_kernel": "unstated",
     "bnb_version": "current",
     "lm_head_4bit": "false",
+    "bnb_storage_dtype": "unstated",
+    "bnb_double_quant": "true",
     "attn_implementation": "unstated",
     "generate_harness": "transformers",
     "eager_layer": "from_preset",
@@ -202,6 +204,17 @@ KNOB_LABELS = {
         "qlora: true where the stack quantizes the output layer too (LitGPT / Lightning's plugin); transformers and "
         "peft keep it 16-bit (false). Memory only",
     ),
+    "bnb_storage_dtype": (
+        "4-bit weights quantized from",
+        "qlora: unstated (fp16 with a 4-bit head or bitsandbytes before 0.43.0, else compute) / compute / fp16 "
+        "(Lightning's plugin; transformers without a torch_dtype): fp16 under bf16 keeps an fp16 + bf16 unpacked "
+        "copy at the backward's start. Memory only",
+    ),
+    "bnb_double_quant": (
+        "NF4 double quantization",
+        "qlora: true (4.127 bits a weight, bnb.nf4-dq) / false (a float32 scale per 64 weights, 4.5 bits: LitGPT "
+        "bnb.nf4, BitsAndBytesConfig's default)",
+    ),
     "resolution_px": ("Image side (px)", "image presets; blank: the preset's"),
     "steps": ("Denoising steps", "diffusion inference; blank: the preset's"),
     "train_steps": ("Training steps", "image presets: for hours"),
@@ -231,6 +244,8 @@ _TEXT_KNOBS = (
     "zero_grad",
     "bnb_version",
     "lm_head_4bit",
+    "bnb_storage_dtype",
+    "bnb_double_quant",
 )
 
 
@@ -254,6 +269,8 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "eager_layer": ("from_preset", *EAGER_LAYERS),
         "expert_precision": EXPERT_PRECISIONS,
         "lm_head_4bit": ("false", "true"),
+        "bnb_storage_dtype": ("unstated", "compute", "fp16"),
+        "bnb_double_quant": ("true", "false"),
     }
     return [
         {

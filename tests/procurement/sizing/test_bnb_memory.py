@@ -93,9 +93,16 @@ def test_a_4bit_lm_head():
     head = 10000 * 1024
     plain = breakdown(qlora())
     current = breakdown(qlora({"lm_head_4bit": True}))
-    # weights: 2 - 0.516 B a head weight less; copies: its bf16 unpacked copy at the backward's start, 2 B
+    # weights: 2 - 0.516 B a head weight less. Copies (fix49b, aud49b fix 1): only Lightning's plugin quantizes the
+    # head, and it quantizes from torch.half at every release, so a 4-bit head implies fp16 storage: the head's
+    # fp16 + bf16 unpacked copies at the backward's start, 4 B a head weight, whatever the bitsandbytes release
     assert (plain["weights_gib"] - current["weights_gib"]) * GIB == pytest.approx(head * (2 - NF4_BYTES))
     assert (current["dequantized_weights_gib"] - plain["dequantized_weights_gib"]) * GIB == pytest.approx(
+        4 * head
+    )
+    # stated compute-dtype storage: the bf16 copy alone, 2 B a head weight
+    compute = breakdown(qlora({"lm_head_4bit": True, "bnb_storage_dtype": "compute"}))
+    assert (compute["dequantized_weights_gib"] - plain["dequantized_weights_gib"]) * GIB == pytest.approx(
         2 * head
     )
     # with 0.41.1: the head's fp16 + bf16 copies (4 B), not a block linear's, and the inputs
@@ -106,6 +113,48 @@ def test_a_4bit_lm_head():
     inputs = (3 * 1024 + 2816) * 2 * 4 * 1024
     tensors = inputs - head * (2 - NF4_BYTES) + 4 * head
     assert (old["total_per_gpu_gib"] - plain["total_per_gpu_gib"]) * GIB == pytest.approx(tensors * 1.05)
+
+
+def test_fp16_storage_is_a_dtype_not_a_release():
+    # fix49b (aud49b fix 1): transformers' bnb loader overrides torch_dtype None with torch.float16
+    # (quantizer_bnb_4bit update_torch_dtype, stored id 14084635761), so a current bitsandbytes run loaded without a
+    # dtype stores its 4-bit weights fp16: the largest block linear's fp16 + bf16 copies, 4 B x 1,024 x 2,816 =
+    # 11,534,336 B, and no saved inputs (0.43.2 keeps (None, B): bitsandbytes 9e753741, stored id 102675332)
+    plain = breakdown(qlora())
+    fp16 = breakdown(qlora({"bnb_storage_dtype": "fp16"}))
+    assert (fp16["dequantized_weights_gib"] - plain["dequantized_weights_gib"]) * GIB == pytest.approx(
+        4 * 1024 * 2816
+    )
+    assert fp16["activations_gib"] == plain["activations_gib"]
+    # compute storage with a 16-bit head adds nothing (the engine's default count)
+    assert breakdown(qlora({"bnb_storage_dtype": "compute"})) == plain
+    # unstated before 0.43.0: fp16, as bnb49 charged it (Params4bit.cuda's .half())
+    assert breakdown(qlora({"bnb_version": "0.42.0", "bnb_storage_dtype": "fp16"})) == breakdown(
+        qlora({"bnb_version": "0.42.0"})
+    )
+
+
+def test_nf4_without_double_quantization():
+    # fix49b (aud49b fix 5): LitGPT's bnb.nf4 keeps one float32 absmax per 64-weight block, 32 / 64 = 0.5 bits a
+    # weight; double quantization (bnb.nf4-dq, the default here) brings the constants to 8 / 64 + 32 / (64 x 256) =
+    # 0.127 (QLoRA, Dettmers et al. 2023, arXiv 2305.14314 section 2 "Double Quantization"). Block linears a layer:
+    # 4 x 1,024 x 1,024 + 3 x 1,024 x 2,816 = 12,845,056; x 4 layers = 51,380,224 at (4.5 - 4.127) / 8 B more each
+    linears = 4 * (4 * 1024 * 1024 + 3 * 1024 * 2816)
+    plain, single = breakdown(qlora()), breakdown(qlora({"nf4_double_quant": False}))
+    assert (single["weights_gib"] - plain["weights_gib"]) * GIB == pytest.approx(linears * (4.5 - 4.127) / 8)
+    # a 4-bit head is quantized the same way: 10,000 x 1,024 more weights at 4.5 bits
+    head = 10000 * 1024
+    with_head = breakdown(qlora({"nf4_double_quant": False, "lm_head_4bit": True}))
+    dq_head = breakdown(qlora({"lm_head_4bit": True}))
+    assert (with_head["weights_gib"] - dq_head["weights_gib"]) * GIB == pytest.approx(
+        (linears + head) * (4.5 - 4.127) / 8
+    )
+    # also for NF4 inference (transformers' BitsAndBytesConfig leaves bnb_4bit_use_double_quant off)
+    serve = {"task": "inference", "model": SHAPE, "weight_quantization": "nf4"}
+    assert (
+        breakdown(serve | {"quantization": {"nf4_double_quant": False}})["weights_gib"]
+        - breakdown(serve)["weights_gib"]
+    ) * GIB == pytest.approx(linears * (4.5 - 4.127) / 8)
 
 
 @pytest.mark.parametrize(
@@ -123,6 +172,11 @@ def test_a_4bit_lm_head():
             "quantization.bnb_version",
         ),
         (qlora({"bnb": "0.41.1"}), "quantization.bnb"),
+        (qlora({"bnb_storage_dtype": "bf16"}), "quantization.bnb_storage_dtype"),
+        # before 0.43.0 Params4bit.cuda stores .half() whatever the load dtype (bitsandbytes 0.41.1 nn/modules.py 156)
+        (qlora({"bnb_version": "0.42.0", "bnb_storage_dtype": "compute"}), "quantization.bnb_storage_dtype"),
+        (qlora({"bnb_storage_dtype": "fp16"}) | {"task": "lora"}, "quantization.bnb_storage_dtype"),
+        (qlora({"nf4_double_quant": False}, weight_quantization="int4"), "quantization.nf4_double_quant"),
     ],
 )
 def test_refused_where_it_does_not_apply(document, path):
