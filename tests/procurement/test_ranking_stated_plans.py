@@ -3,6 +3,7 @@ empty ranking names the gate that really stops it. Round x26d found stated ZeRO-
 (torchtitan's FSDP 32 x TP 8, NeMo AutoModel's FSDP 4 x TP 2) ranked nothing while the reason blamed NVLink
 the 8-GPU NVLink nodes of the catalog had: the plan grid paired tensor parallelism with ZeRO 0-2 only."""
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from procurement.ranking import RankingOptions, rank_workload
 from procurement.ranking.offers import prepare
+from procurement.ranking.shapes import tensor_parallel_splits_heads
 from procurement.sizing import memory_breakdown_gib, parse_workload_spec
 from procurement.sizing.bytes_model import state_bytes
 from procurement.sizing.spec import WorkloadSpecError
@@ -162,12 +164,16 @@ def test_every_accepted_stated_plan_ranks_on_a_node_that_holds_it_or_says_a_true
     # a node holds the plan: instances of n GPUs make the stated count (at most 64 of them: the counts the
     # contract adds, ranking/contract.instance_counts_for), its TP groups inside an instance on NVLink or
     # Infinity Fabric. Whether it fits, and a fabric between instances, are the configurations' gates.
+    # ...and the TP degree splits the model's attention heads (ranking/shapes.tensor_parallel_splits_heads: the
+    # query heads divide, training's KV heads too: Megatron-Core never replicates them, aud49k)
+    heads_split = bool(tensor_parallel_splits_heads(spec, np.array([float(par.tensor_parallel)]))[0])
     holds = [
         n
         for n, scale_up, _ in _kinds()
         if gpus % n == 0
         and gpus // n <= 64
         and (par.tensor_parallel == 1 or (n % par.tensor_parallel == 0 and scale_up))
+        and heads_split
     ]
     for row in ranking.results:  # the stated fields, each as stated
         figures = {"gpus": row["gpus"]} | row["plan"]
@@ -181,6 +187,8 @@ def test_every_accepted_stated_plan_ranks_on_a_node_that_holds_it_or_says_a_true
     makes = [n for n, _, _ in _kinds() if gpus % n == 0 and gpus // n <= 64]
     if "no offer makes" in reason:
         assert not makes, reason
+    elif "does not split the model's" in reason:  # the heads are the blocker
+        assert not heads_split, reason
     elif "NVLink or Infinity Fabric between an instance's GPUs" in reason:  # the link is the blocker
         divides = [(n, up) for n, up, _ in _kinds() if n in makes and n % par.tensor_parallel == 0]
         assert divides and not any(up for _, up in divides), reason
