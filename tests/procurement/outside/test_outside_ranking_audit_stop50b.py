@@ -1,0 +1,234 @@
+"""Issue 26 done-criterion, serving half, run afresh by an outside GPU engineer (aud50b, stop 50): five published
+serving runs no test in tests/ used before (tests/ grepped for each source, model row and figure: dstackai/benchmarks,
+15,711, 44.30, 30.02, 25.73, 46.17 — none), stated as the publisher ran them with only docs/workload-spec.md's
+fields, ranked through the service `manage.py recommend SPEC --format json --top 5` runs (`ranked`) and sized on the
+publisher's own accelerator (`size_spec_document`, calibration off), judged with the stop-48 module's helpers
+(`judge`, `candidate`, `err`) and the stop-49 module's `serving`:
+
+  (1) row 1 sensible (stated GPU count / TP honoured, fits with its margin shown, no consumer split for serving, no
+      rack-scale part, latency targets met); (2) published vs ours within 15% (LLM speed);
+  (3) every row's cost rebuilt by hand to the cent.
+
+The issue's kinds covered: MoE serving with latency targets (DeepSeek-R1, TTFT / TPOT), 70B-class int4 serving
+(Qwen2.5-72B AWQ), a long-context case (the same at 30,720 input tokens), a multi-accelerator tensor-parallel case on
+a stated instance (8 Gaudi 3 in an HLS-Gaudi3), and an accelerator comparison (8 x MI300X against 8 x H200, one
+harness, one model, one day's stack). A miss is a strict xfail "UNEXPLAINED (aud50b): ...".
+
+Sources (verbatim where quoted):
+  [QW72AWQ] QwenLM/Qwen2.5 @010c37c33b13a1ac59944b349620e13404efe97d docs/source/benchmark/speed_benchmark.rst
+            (read_file id 9548273640): "The environment of the evaluation with vLLM is: NVIDIA A100 80GB ... vLLM
+            0.6.3"; "We use the batch size of 1 and the least number of GPUs as possible"; "We test the speed and
+            memory of generating 2048 tokens with the input lengths of 1, 6144, 14336, 30720, 63488, and 129024
+            tokens"; "- 72B (vLLM)": "Qwen2.5-72B-Instruct | 1 | ... | AWQ | 2 | 44.30 | Default" and "| 30720 | ...
+            | AWQ | 2 | 30.02 | Default"; "[Default Setting]=(gpu_memory_utilization=0.9 max_model_len=32768
+            enforce_eager=False)". Earlier modules use this page's 7B / 14B GPTQ vLLM rows and its 72B Transformers
+            rows, never the 72B vLLM table. Speed read as the stop-48 [QW25Q] rows are: 2,048 / (first token +
+            2,048 decode steps). vLLM runs AWQ checkpoints in float16; 0.6.3 is the V0 engine (`vllm_v0`).
+  [DSR1]    dstackai/benchmarks @7f37e6697725e58dd09b9ef190b62ce19f01d45e Deepseek-R1/raw_data/online_results.csv
+            (read_file id 17009415078), with Deepseek-R1/README.md @209ca6f9 (id 17906219128): "8x NVIDIA H200 SXM5
+            GPU, 141GB, 700W", "8x AMD Mi300x GPU, 192GB, 750W"; vLLM-H200 "vLLM Version: 0.7.4.dev181+gf35f8e22",
+            `vllm serve deepseek-ai/DeepSeek-R1 --trust-remote-code --tensor-parallel-size 8`, VLLM_ATTENTION_BACKEND=
+            FLASHMLA; vLLM-Mi300 "vLLM Version: 0.7.3.dev138+g21f6ca217", `vllm serve deepseek-ai/DeepSeek-R1
+            --tensor-parallel-size 8 --trust-remote-code --max-model-len 32768`; bench_serving.py "--dataset-name
+            random --num-prompts 500 --random-input 3200 --random-output 800 --random-range-ratio 1
+            --max-concurrency" 4..128. CSV rows at max_concurrency 4, vllm: h200 median_ttft_ms 974.8834405,
+            median_tpot_ms 25.73463239; mi300x median_ttft_ms 1288.601479, median_tpot_ms 46.16849698. DeepSeek-R1 is
+            DeepSeek-V3's architecture (the `deepseek-v3` preset) in its released FP8 weights; vLLM 0.7.x runs V0.
+  [GAUDI3]  intel.com/content/www/us/en/developer/platform/gaudi/model-performance.html ("Model Performance Data for
+            Intel Gaudi 3 AI Accelerators ... SynapseAI* software release version 1.18.0"): "LLaMA 3.1 70B | 8 | fp8
+            | 128 | 2,048 | 600 | 15,711" (tokens/sec); "System: HLS-Gaudi3 with eight Intel Gaudi 3 platform
+            HL-325L mezzanine cards, two Intel Xeon Platinum 8480+ CPUs at 2.0 GHz, and 1 TB of system memory".
+            (tests/ uses the Gaudi 2 pages' Llama 2 7B rows and the training pages, not this 70B row.)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.procurement.outside.test_outside_ranking_audit_stop48 import LLM_SPEED, candidate, err, judge
+from tests.procurement.outside.test_outside_ranking_audit_stop49 import serving
+
+A100, H200, MI300X, GAUDI3 = "a100-sxm4-80gb", "h200-sxm-141gb", "mi300x", "gaudi3"
+TP2 = {"gpus": 2, "tensor_parallel": 2}
+TP8 = {"gpus": 8, "tensor_parallel": 8}
+
+
+def qwen72_awq(prompt: int) -> dict:
+    """[QW72AWQ]: batch 1, 2,048 generated, AWQ (fp16 activations), TP 2 on two A100 80GB, vLLM 0.6.3 (V0)."""
+    spec = serving(
+        "qwen2.5-72b", 1, prompt, 2048, precision="fp16", weight_quantization="int4", parallelism=TP2
+    )
+    spec["inference"]["engine"] = "vllm_v0"
+    return spec
+
+
+def dsr1(**inference) -> dict:
+    """[DSR1]: 3,200 in / 800 out at concurrency 4, FP8 weights, TP 8, vLLM 0.7.x (V0)."""
+    spec = serving("deepseek-v3", 4, 3200, 800, precision="fp8", parallelism=TP8)
+    spec["inference"] |= {"engine": "vllm_v0"} | inference
+    return spec
+
+
+QW72_1 = qwen72_awq(1)
+QW72_30K = qwen72_awq(30720)
+# The targets an engineer would set from the H200 run's own medians (974.9 ms / 25.73 ms): TTFT 1.5 s, TPOT 30 ms.
+DSR1_TARGETS = dsr1(ttft_ms=1500, tpot_ms=30)
+DSR1_PLAIN = dsr1()
+GAUDI3_70B = serving("llama-3.1-70b", 600, 128, 2048, precision="fp8", parallelism=TP8)
+
+PUB_DSR1_TPOT = {H200: 25.73463239, MI300X: 46.16849698}
+
+
+def end_to_end(spec: dict, gpu: str) -> float:
+    t = candidate(spec, gpu)["throughput"]
+    out = spec["inference"]["output_tokens"]
+    return out / (t["time_to_first_token_seconds"] + out / t["decode_tokens_per_second_per_stream"])
+
+
+def tpot_ms(spec: dict, gpu: str) -> float:
+    return 1000.0 / candidate(spec, gpu)["throughput"]["decode_tokens_per_second_per_stream"]
+
+
+def target_problems(rows: list[dict]) -> list[str]:
+    """Rows offered as meeting TPOT 30 ms on a card whose published run of this very workload does not."""
+    return [
+        f"row {i} ({r['provider']} {r['instance_type']}, {r['gpu']}) is offered as meeting tpot_ms 30 while [DSR1] "
+        f"measured {PUB_DSR1_TPOT[r['gpu']]:.2f} ms on it"
+        for i, r in enumerate(rows, 1)
+        if r["gpu"] in PUB_DSR1_TPOT and PUB_DSR1_TPOT[r["gpu"]] > 30
+    ]
+
+
+# The same CSV's vLLM rows at concurrency 4 / 8 / 16 / 32 / 64 (median TPOT ms) against ours (vllm_v0, this version):
+#   H200   published 25.73 / 31.33 / 49.75 / 51.99 / 64.42, ours 7.86 / 10.48 / 14.86 / 21.18 / 28.19: gap 17.9-36.2 ms
+#   MI300X published 46.17 / 50.56 / 54.91 / 60.82 / 76.69, ours 9.60 / 13.50 / 20.00 / 29.27 / 39.20: gap 31.5-37.5 ms
+# i.e. a near-constant ~35 ms a step on MI300X that the engine does not charge (a fixed per-step cost, not a rate).
+# Sized on the rows themselves, so evidence for the lead, not an explanation (explain-rules (a)).
+# --- the figures as this run read them (ours at 58fdecb1) ------------------------------------------------------------
+OURS = {
+    "qw72_1": 35.99,  # 2,048 / (0.0366 + 2,048 / 36.02)
+    "qw72_30k": 26.37,  # 2,048 / (13.60 + 2,048 / 31.96)
+    "dsr1_h200_tpot": 7.855,  # 1,000 / 127.30 (GPU work 6.02 ms + vllm_v0's 1.84 ms host)
+    "dsr1_mi300x_tpot": 9.600,  # 1,000 / 104.17
+    "gaudi3": 14871.8,
+}
+
+R_QW72_1 = (
+    "UNEXPLAINED (aud50b): [QW72AWQ] Qwen2.5-72B-Instruct AWQ, 2 x A100 80GB, vLLM 0.6.3, batch 1, input 1: published "
+    "44.30 tokens/s, ours {ours:.2f} ({e:+.1%}). Rows: 1 lium L40S_2x $602.41 (fits, 23.4 GiB margin), then 2 x RTX "
+    "3090 / 4090 marked tight and ranked below it, every row rebuilds to the cent. Lead: the int4 weight-read rate. "
+    "The engine reads int4 at int4_decode_bandwidth_efficiency 0.617 of its 16-bit rate (gpt-fast's group-32 kernel); "
+    "vLLM >= 0.5.x converts a Marlin-compatible AWQ checkpoint to awq_marlin, and fix48v found the same page's 7B / "
+    "14B GPTQ-Int4 rows 5-14% slow at 0.617 and 17-28% fast at the 16-bit rate, so the right Marlin fraction lies "
+    "between and may depend on the model's width. The same model's 30,720-token row lands ({e30:+.1%}) because the "
+    "KV read, priced apart, is a larger share of its step. Not ruled out: the TP 2 all-reduce (160 a step over "
+    "NVLink at batch 1) and the V0 loop's 1.84 ms a step, 6.6% of the engine's 27.8 ms step."
+)
+R_DSR1_H200 = (
+    "UNEXPLAINED (aud50b): [DSR1] DeepSeek-R1 FP8, 8 x H200, vLLM 0.7.4.dev (V0, FlashMLA), 3,200 in / 800 out at "
+    "concurrency 4: published median TPOT 25.73 ms, ours {ours:.2f} ms ({e:+.1%} in time; the engine says 3.3x the "
+    "measured decode speed, 127.3 against 38.9 tokens/s a stream). Median TTFT 974.9 ms published against ours 71.6 "
+    "ms (not asserted: the bench's TTFT at concurrency 4 may hold queueing). The ranking then treats the stated "
+    "targets (TTFT 1.5 s, TPOT 30 ms) as met by every 8-card row, among them 8 x MI300X (row 3), whose run of this "
+    "same workload measured 46.17 ms. Rows: 1 nebius H200 x8 $20,840.90, 2 vast H200 x8 $13,453.30 (link unstated, "
+    "ranked below a documented link), 3 runpod MI300X x8, 4 runpod H100 NVL x8 (tight, 9.7 GiB margin), 5 runpod "
+    "H200 x8; every row rebuilds to the cent. Lead: the decode step of a 58-MoE-layer MLA model at batch 4 is priced "
+    "as a bandwidth roofline (the experts' bytes read once) plus 1.84 ms of host; at 61 layers the published step "
+    "is 0.42 ms a layer, which a per-layer fixed cost (fused_moe's fp8 block-quant Triton kernel, MLA decode, two TP "
+    "all-reduces) would carry; no published per-layer breakdown sized here. The gap is near-constant over concurrency 4-64 (17.9-36.2 ms a step on H200, 31.5-37.5 on MI300X; comment above OURS)."
+)
+R_DSR1_MI300X = (
+    "UNEXPLAINED (aud50b): [DSR1] the accelerator comparison. DeepSeek-R1 FP8, 8 x MI300X, vLLM 0.7.3.dev (ROCm, "
+    "V0), concurrency 4: published median TPOT 46.17 ms, ours {ours:.2f} ms ({e:+.1%}); the published MI300X / H200 "
+    "TPOT ratio is 1.794 (46.17 / 25.73), ours {ratio:.3f} ({er:+.1%}): the engine's MI300X serving speed is one "
+    "ratio, 0.96 x H100 (measured_speed.csv, MLPerf Inference v4.1 Llama 2 70B, a dense model at large batch), "
+    "which this MoE at batch 4 does not follow. Ranked on the targets spec, the MI300X row 3 (runpod 8x_MI300X_SECURE "
+    "$14,942.50) is offered as meeting TPOT 30 ms. Also: that row says 'GPU link ... not stated by the catalog: PCIe "
+    "5.0 x16 64 GB/s assumed', but the MI300X ships only as an OAM module on an Infinity Fabric baseboard (AMD CDNA 3 "
+    "white paper, quoted in tests/procurement/test_ranking_infinity_fabric.py): no PCIe MI300X exists to assume. "
+    "Lead: a serving ratio for MoE / small-batch decode on MI300X (this CSV's sglang rows give 34.90 ms at "
+    "concurrency 4, 1.36x H200 vLLM), or the per-layer fixed cost of R_DSR1_H200 measured per card."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True, reason=R_QW72_1.format(ours=35.99, e=err(35.99, 44.30), e30=err(26.37, 30.02))
+)
+def test_qwen25_72b_awq_vllm063_two_a100_input_1(bundled_catalog):
+    problems = judge(QW72_1, [("2 x A100 tokens/s, input 1", end_to_end(QW72_1, A100), 44.30, LLM_SPEED)])
+    assert not problems, problems
+
+
+@pytest.mark.django_db
+def test_qwen25_72b_awq_vllm063_two_a100_long_context_30720(bundled_catalog):
+    """[QW72AWQ] 30,720 input tokens: published 30.02 tokens/s, ours 26.37 (-12.2%): first token 13.60 s (the
+    30,720-token prefill on two A100s at TP 2), 31.96 tokens/s of decode. Row 1 lium L40S_2x (fits with 17.5 GiB
+    margin at the 32,768-token context), every row rebuilds to the cent."""
+    problems = judge(
+        QW72_30K, [("2 x A100 tokens/s, input 30,720", end_to_end(QW72_30K, A100), 30.02, LLM_SPEED)]
+    )
+    assert not problems, problems
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=R_DSR1_H200.format(
+        ours=OURS["dsr1_h200_tpot"], e=err(OURS["dsr1_h200_tpot"], PUB_DSR1_TPOT[H200])
+    ),
+)
+def test_deepseek_r1_vllm_8xh200_concurrency_4_with_latency_targets(bundled_catalog):
+    ours = tpot_ms(DSR1_TARGETS, H200)
+    problems = judge(DSR1_TARGETS, [("8 x H200 median TPOT ms", ours, PUB_DSR1_TPOT[H200], LLM_SPEED)])
+    assert not problems, problems
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(
+    strict=True,
+    reason=R_DSR1_MI300X.format(
+        ours=OURS["dsr1_mi300x_tpot"],
+        e=err(OURS["dsr1_mi300x_tpot"], PUB_DSR1_TPOT[MI300X]),
+        ratio=OURS["dsr1_mi300x_tpot"] / OURS["dsr1_h200_tpot"],
+        er=err(OURS["dsr1_mi300x_tpot"] / OURS["dsr1_h200_tpot"], 46.16849698 / 25.73463239),
+    ),
+)
+def test_deepseek_r1_vllm_8xmi300x_against_8xh200(bundled_catalog):
+    from tests.procurement.outside.test_outside_recommendations_x26b import ranked
+
+    mi, h = tpot_ms(DSR1_PLAIN, MI300X), tpot_ms(DSR1_PLAIN, H200)
+    problems = judge(
+        DSR1_PLAIN,
+        [
+            ("8 x MI300X median TPOT ms", mi, PUB_DSR1_TPOT[MI300X], LLM_SPEED),
+            ("MI300X / H200 TPOT ratio", mi / h, PUB_DSR1_TPOT[MI300X] / PUB_DSR1_TPOT[H200], LLM_SPEED),
+        ],
+    )
+    problems += target_problems(ranked(DSR1_TARGETS, 5))
+    assert not problems, problems
+
+
+@pytest.mark.django_db
+def test_gaudi3_llama31_70b_fp8_eight_hpu_128_in_2048_out(bundled_catalog):
+    """[GAUDI3] 15,711 tokens/s at batch 600 on eight Gaudi 3 (HLS-Gaudi3): ours 14,872 (-5.3%) at TP 8. Ranked (no
+    Gaudi 3 offer in the catalog): row 1 lium H100-SXM_8x $10,266.25 (fits, 17.6 GiB margin), every row rebuilds to
+    the cent. Note, not a failure (the spec states no demand, so one replica is priced a month): row 3, runpod
+    8x_H100_SECURE (H100 PCIe, 5,588 tokens/s by the row's own reason), ranks above row 4, hyperstack's H100 SXM5 x 8
+    (15,180 tokens/s) at $58.40 a month more: 2.7x the cost a token sits one place higher."""
+    t = candidate(GAUDI3_70B, GAUDI3)["throughput"]
+    problems = judge(
+        GAUDI3_70B, [("8 x Gaudi 3 tokens/s", t["decode_tokens_per_second_total"], 15711, LLM_SPEED)]
+    )
+    assert not problems, problems
+
+
+@pytest.mark.django_db
+def test_the_quoted_figures(bundled_catalog):
+    """The figures the reasons above quote, as the engine gives them at this version."""
+    assert end_to_end(QW72_1, A100) == pytest.approx(OURS["qw72_1"], rel=0.005)
+    assert end_to_end(QW72_30K, A100) == pytest.approx(OURS["qw72_30k"], rel=0.005)
+    assert tpot_ms(DSR1_TARGETS, H200) == pytest.approx(OURS["dsr1_h200_tpot"], rel=0.005)
+    assert tpot_ms(DSR1_PLAIN, MI300X) == pytest.approx(OURS["dsr1_mi300x_tpot"], rel=0.005)
+    t = candidate(GAUDI3_70B, GAUDI3)["throughput"]
+    assert t["decode_tokens_per_second_total"] == pytest.approx(OURS["gaudi3"], rel=0.005)
