@@ -24,6 +24,15 @@ Sources (verbatim where quoted):
       215653408): 'self.quantize_te = kwargs.get("quantize_te", self.quantize)', 'self.qtype_te =
       kwargs.get("qtype_te", "qfloat8")': the T5 encoder is quantized to 8 bits too; text embeddings are not
       cached by that config.
+  [KOHYA-827] github.com/kohya-ss/sd-scripts/issues/827 (FurkanGozukara, 2023-09-20, "Doesn't make sense speeds
+      of training RTX 3090 vs RTX 4090"): "I have RTX 3090 TI, 64 GB RAM and 13900K CPU on Windows 10 ... LoRA
+      gets 1.12 s/it with xformers enabled and gradient checkpoint disabled"; command: sdxl_train_network.py
+      --resolution="1024,1024" --network_module=networks.lora --text_encoder_lr=0.0004 --unet_lr=0.0004
+      --network_dim=32 --full_bf16 --train_batch_size="1" --mixed_precision="bf16" --cache_latents
+      --cache_latents_to_disk --optimizer_type="Adafactor" --max_data_loader_n_workers="0" (--reg_data_dir: kohya
+      puts class images into the epoch, one image a step at batch 1; no --network_train_unet_only: both text
+      encoders get adapters and run each step). networks.lora targets every Linear of the UNet's transformer
+      blocks and of the CLIP encoders' attention and MLP (all-linear).
   [BASETEN-SDXL] baseten.co/blog/sdxl-inference-in-under-2-seconds-the-ultimate-guide-to-stable-diffusion-optimiza
       (pages corpus): "Out of the box, Stable Diffusion XL 1.0 (SDXL) takes 8-10 seconds to create a
       1024x1024px image from a prompt on an A100 GPU." Its own optimizations then include "5. Chose a fp16 vae
@@ -259,3 +268,40 @@ def test_sdxl_out_of_the_box_a100(bundled_catalog):
     }
     ours = _size(spec, "a100-sxm4-80gb")["throughput"]["seconds_per_batch"]
     assert abs(_err(ours, 9.0)) <= SPEED, ours
+
+
+# ---------------------------------------------------------------- [KOHYA-827] SDXL LoRA step, kohya, RTX 3090 Ti
+
+
+R_KOHYA = (
+    "UNEXPLAINED (aud50i): published 1.12 s/it (RTX 3090 Ti, kohya sd-scripts, Windows 10), ours 0.470 s on an "
+    "RTX 3090 (-58%; a 3090 Ti is ~1.13x a 3090's tensor peak, so the gap only grows). Ours is the host floor "
+    "(2,138 UNet kernels x 3 passes + 8,760 adapter kernels, at 31 us: 0.199 + 0.272 s; the same 0.4704 s on a "
+    "4090). Leads, not sized by a test: (1) transformers' Adafactor steps each of the 1,752 adapter tensors in a "
+    "Python loop (~20 ops a tensor at optimizer_op_host_s 7 us: ~0.25 s), and optimizer_host_seconds counts only "
+    "adamw; (2) the trained text encoders' kernels (CLIP-L 12 + bigG 32 layers, forward and backward) are left "
+    "out of the floor (~0.07 s); with both ~0.79 s (-29%); the rest may be Windows' launch cost (WDDM)"
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=R_KOHYA)
+def test_kohya_sdxl_lora_step_on_a_3090(bundled_catalog):
+    spec = {
+        "task": "lora",
+        "model": {"preset": "sdxl"},
+        "precision": "bf16",
+        "master_weights_fp32": False,  # --full_bf16
+        "optimizer": "adafactor",
+        "micro_batch_size": 1,
+        "lora": {"rank": 32, "targets": "all-linear"},
+        "gradient_checkpointing": "none",
+        "image": {
+            "resolution_px": 1024,
+            "train_steps": 8320,
+            "cache_latents": True,
+            "train_text_encoder": True,
+        },
+    }
+    ours = _size(spec, "rtx-3090")["throughput"]["step_seconds"]
+    assert abs(_err(ours, 1.12)) <= SPEED, ours
