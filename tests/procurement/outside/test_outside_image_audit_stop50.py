@@ -276,11 +276,14 @@ def test_sdxl_out_of_the_box_a100(bundled_catalog):
 R_KOHYA = (
     "UNEXPLAINED (aud50i): published 1.12 s/it (RTX 3090 Ti, kohya sd-scripts, Windows 10), ours 0.470 s on an "
     "RTX 3090 (-58%; a 3090 Ti is ~1.13x a 3090's tensor peak, so the gap only grows). Ours is the host floor "
-    "(2,138 UNet kernels x 3 passes + 8,760 adapter kernels, at 31 us: 0.199 + 0.272 s; the same 0.4704 s on a "
-    "4090). Leads, not sized by a test: (1) transformers' Adafactor steps each of the 1,752 adapter tensors in a "
-    "Python loop (~20 ops a tensor at optimizer_op_host_s 7 us: ~0.25 s), and optimizer_host_seconds counts only "
-    "adamw; (2) the trained text encoders' kernels (CLIP-L 12 + bigG 32 layers, forward and backward) are left "
-    "out of the floor (~0.07 s); with both ~0.79 s (-29%); the rest may be Windows' launch cost (WDDM)"
+    "(2,138 UNet kernels x 3 passes + 876 adapted layers x 10 kernels, at 31 us: 0.199 + 0.272 s; the same "
+    "0.4704 s on a 4090). Leads, counted from code, not yet tested: (1) kohya's Adafactor is transformers' "
+    "(train_util.get_optimizer), a per-tensor Python loop of ~27 tensor ops a factored 2-D tensor in bf16 "
+    "(float casts, _rms x2, grad**2 + eps, row/col mean-mul-add, _approx_sq_grad 5, clip 4, lr, neg+add, copy_): "
+    "1,972 tensors x 27 x optimizer_op_host_s 7 us = 0.37 s, where optimizer_host_seconds counts only adamw; "
+    "(2) kohya's networks.lora adapts 986 modules (U-Net 722 incl. proj_in/proj_out, TE1 72, TE2 192 with the "
+    "MLPs), the product 876 (TE q/k/v/out only): +110 x 10 x 31 us = 0.03 s; (3) the trained text encoders' own "
+    "kernels are left out of the floor (~0.07 s). With (1)-(3) ~0.94 s (-16%); Windows' launch cost is not sized"
 )
 
 
