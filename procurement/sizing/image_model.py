@@ -1968,6 +1968,8 @@ def image_summary(spec) -> dict:
         summary |= {"steps": steps(spec), "classifier_free_guidance": uses_cfg(spec)}
     if spec.model.image_arch.is_diffusion and not spec.is_training:  # image.runtime and the rate it sets
         summary |= {"runtime": spec.image.runtime, "runtime_rate": runtime_rate(spec)}
+    if spec.image.autocast:  # image.autocast: the casts' bytes a UNet sample forward, shown only when stated
+        summary["autocast_gb_per_unet_sample"] = round(autocast_bytes_per_sample(spec) / 1e9, 3)
     if spec.image.engine != "pytorch":  # image.engine: the inference engine it is sized for
         summary["engine"] = spec.image.engine
     if spec.precision == "fp32":  # whether its matmuls run on TF32 tensor cores (compute_peak.py)

@@ -91,6 +91,10 @@ def test_it_counts_autocasts_bytes_of_an_sd15_unet_forward():
     assert hand / 1e9 == pytest.approx(7.566, abs=0.001)
     # kernels: 4 a norm (input, weight and bias casts, the consumer's cast), 14 + 2 a transformer block
     assert image_model.autocast_forward_kernels(spec) == 500.0
+    assert image_model.image_summary(spec)["autocast_gb_per_unet_sample"] == 7.566
+    assert "autocast_gb_per_unet_sample" not in image_model.image_summary(
+        parse_workload_spec(_spec(autocast=False))
+    )
     # SDPA / xformers write no scores: only the norms' chains
     flash = parse_workload_spec(_spec(flash_attention=True))
     assert image_model.autocast_bytes_per_sample(flash) == pytest.approx(hand - 8 * SCORES, rel=1e-9)
