@@ -516,6 +516,11 @@ class WorkloadImageSerializer(serializers.Serializer):
         "diffusers-0.7: diffusers before 0.8 (2022), whose eager attention scales the scores in a kernel of its "
         "own (6 passes over the scores, not 4), at pytorch-2.0's rate otherwise",
     )
+    autocast = _flag(
+        "UNet diffusion inference: the 16-bit pipeline runs inside torch.autocast('cuda') (2022 'half' benchmarks, "
+        "early webuis' default): the fp32 GroupNorm / LayerNorm / softmax casts, counted from PyTorch's autocast "
+        "op lists, at the card's achieved bandwidth (default false)"
+    )
     text_tokens = _count(
         "Text-encoder tokens the DiT attends to (SD3/3.5, Flux, LTX-Video only); default: the preset's"
     )

@@ -26,6 +26,7 @@ IMAGE_KNOB_PATHS = {
     "images": "image.images",
     "text_tokens": "image.text_tokens",
     "unfused_lora_rank": "image.unfused_lora_rank",
+    "autocast": "image.autocast",
     "optimizer": "optimizer",
     "flash_attention": "flash_attention",
     "optimizer_in_backward": "optimizer_in_backward",
@@ -52,6 +53,7 @@ IMAGE_FLAG_DEFAULTS = {
     "nf4_double_quant": "true",
     "fused_kernels": "false",
     "tf32_matmul": "false",
+    "autocast": "false",
     "flash_attention": "true",
     "optimizer_in_backward": "false",
     "train_text_encoder": "false",
@@ -94,6 +96,7 @@ _INFERENCE_ONLY = {
     "nf4_double_quant",
     "images",
     "unfused_lora_rank",
+    "autocast",
     "image_engine",
     "engine_version",
 }

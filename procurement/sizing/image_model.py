@@ -73,6 +73,15 @@ EAGER_SCORE_PASSES = 4.0
 # about 5.2 passes (tests/procurement/outside/test_outside_eager_a100_stop48.py). The 2 passes here are read
 # from the code; the re-reads stay unpriced because no source sizes them (fix48i, after the audit aud48i).
 DIFFUSERS_0_7_SCORE_SCALE_PASSES = 2.0
+# torch.autocast's passes over eager attention scores (image.autocast): softmax is an fp32_set_opt_dtype op in
+# PyTorch's aten/src/ATen/autocast_mode.cpp (1.10 through 2.x), so it reads the 16-bit scores and writes float32
+# probabilities (+2 B an element), which the next matmul / bmm (lower_precision_fp) casts back to 16 bits (read
+# 4, write 2): 8 B an element beyond the 16-bit forward, four 16-bit passes (aud48i's count,
+# tests/procurement/outside/test_outside_diffusers03_audit_stop48.py AUTOCAST_EXTRA_PASSES). diffusers >= 0.8
+# casts the probabilities back itself (`attention_probs.to(dtype)`): the same bytes. The norms' casts are
+# counted in image_shapes (AUTOCAST_*). Not counted: the VAE decode's and the text encoder's casts (one
+# decode and one encode an image, under 2% of a 50-step SD 1.5 generation's), a torch <= 1.9 gelu.
+AUTOCAST_SCORE_BYTES = 8.0
 # Score-sized tensors alive at once in a diffusion network's eager attention at inference: diffusers'
 # AttnProcessor (Attention.get_attention_scores, src/diffusers/models/attention_processor.py at v0.15.1,
 # commit ac95aa21c8f48daa58379b669c364280732b917d) allocates the baddbmm input with torch.empty (beta = 0),
@@ -732,8 +741,37 @@ def inference_traffic_bytes_per_image(spec) -> float:
             scores += decoder.eager_scores_saved
     score_bytes = 0.0 if spec.flash_attention else eager_score_passes(spec) * scores * element
     adapter = unfused_adapter_traffic_bytes_per_image(spec)
-    clip = fp16_clip_elements_per_sample(spec) * steps(spec) * (2 if uses_cfg(spec) else 1)
-    return 2.0 * (elements + clip) * element + score_bytes + adapter + weight_dequantize_bytes_per_image(spec)
+    denoiser_passes = steps(spec) * (2 if uses_cfg(spec) else 1)
+    clip = fp16_clip_elements_per_sample(spec) * denoiser_passes
+    autocast = autocast_bytes_per_sample(spec) * denoiser_passes
+    return (
+        2.0 * (elements + clip) * element
+        + score_bytes
+        + adapter
+        + autocast
+        + weight_dequantize_bytes_per_image(spec)
+    )
+
+
+def autocast_bytes_per_sample(spec) -> float:
+    """Bytes torch.autocast adds to one denoiser forward of one sample (`image.autocast`: a 16-bit UNet inside
+    torch.autocast): its float32 norms' chains (image_shapes.AUTOCAST_*) and, with eager attention, the
+    probabilities' float32 write and cast back (AUTOCAST_SCORE_BYTES). 0 without autocast."""
+    if not spec.image.autocast:
+        return 0.0
+    cost = spec_network_cost(spec)
+    scores = 0.0 if spec.flash_attention else AUTOCAST_SCORE_BYTES * cost.eager_scores_saved
+    return cost.autocast_norm_bytes + scores
+
+
+def autocast_forward_kernels(spec) -> float:
+    """Cast kernels torch.autocast adds to one denoiser forward (`image.autocast`): the norms' input, weight,
+    bias and output casts (image_shapes.AUTOCAST_*_KERNELS) and, with eager attention, one cast of the
+    probabilities an attention. 0 without autocast."""
+    if not spec.image.autocast:
+        return 0.0
+    cost = spec_network_cost(spec)
+    return cost.autocast_kernels + (0.0 if spec.flash_attention else cost.attentions)
 
 
 def fp16_clip_elements_per_sample(spec) -> float:
@@ -1370,7 +1408,9 @@ def vit_host_floor_warning(spec, images_per_second: float | None) -> str | None:
 def network_forward_kernels(spec) -> float:
     """Kernels of the spec's network's eager forward: a ViT's (vit_forward_kernels), else the count in its
     shapes (forward_kernels: UNets)."""
-    return vit_forward_kernels(spec) or forward_kernels(spec_network_cost(spec))
+    return vit_forward_kernels(spec) or forward_kernels(spec_network_cost(spec)) + autocast_forward_kernels(
+        spec
+    )
 
 
 def host_excess_seconds(kernels: float, gpu_seconds):
@@ -1424,7 +1464,7 @@ def denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, att
     scores = 0.0 if spec.flash_attention else eager_score_passes(spec) * cost.eager_scores_saved * element
     adapter = 0.0 if spec.image.fused_kernels else UNFUSED_LORA_OUTPUT_PASSES * adapter_outputs * element
     saved = cost.saved + fp16_clip_elements_per_sample(spec)
-    traffic = (2.0 * saved * element + scores + adapter) * samples
+    traffic = (2.0 * saved * element + scores + adapter + autocast_bytes_per_sample(spec)) * samples
     return compute + traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
 
 
@@ -1928,6 +1968,8 @@ def image_summary(spec) -> dict:
         summary |= {"steps": steps(spec), "classifier_free_guidance": uses_cfg(spec)}
     if spec.model.image_arch.is_diffusion and not spec.is_training:  # image.runtime and the rate it sets
         summary |= {"runtime": spec.image.runtime, "runtime_rate": runtime_rate(spec)}
+    if spec.image.autocast:  # image.autocast: the casts' bytes a UNet sample forward, shown only when stated
+        summary["autocast_gb_per_unet_sample"] = round(autocast_bytes_per_sample(spec) / 1e9, 3)
     if spec.image.engine != "pytorch":  # image.engine: the inference engine it is sized for
         summary["engine"] = spec.image.engine
     if spec.precision == "fp32":  # whether its matmuls run on TF32 tensor cores (compute_peak.py)

@@ -49,6 +49,12 @@ class Cost:
     # convolution, linear and attention kernels of the same forward (the FLOP model's; UNets only)
     gemm_kernels: float = 0.0
     linear_outputs: float = 0.0  # elements the per-token linears write per sample (DiTs only)
+    # torch.autocast over a 16-bit UNet (image.autocast; UNets only): bytes its fp32 GroupNorm / LayerNorm
+    # chains move beyond the 16-bit forward's, per sample, and the cast kernels they add per forward
+    # (AUTOCAST_* below); the score casts are image_model's (eager attention only)
+    autocast_norm_bytes: float = 0.0
+    autocast_kernels: float = 0.0
+    attentions: int = 0  # attention calls of one forward (self and cross; UNets only)
 
     def launch(self, kernels: float, elements: float) -> None:
         self.launches.append((kernels, elements))
@@ -74,6 +80,9 @@ def _resnet(cost: Cost, c_in: int, c_out: int, positions: float, time_dim: int) 
     params = conv + time_dim * c_out + 2 * (c_in + c_out) * 2 + 3 * c_out  # time proj, norms, biases
     cost.block(params, conv * positions, (3 * c_in + 3 * c_out) * positions, c_in * positions, conv=True)
     cost.launch(RESNET_KERNELS + (1 if shortcut else 0), (3 * c_in + 3 * c_out) * positions)
+    # norm1 over the input, norm2 over conv1's output, each followed by a SiLU and a convolution
+    cost.autocast_norm_bytes += AUTOCAST_RESNET_NORM_BYTES * (c_in + c_out) * positions
+    cost.autocast_kernels += 2 * AUTOCAST_NORM_KERNELS
     cost.gemm_kernels += 3 + (
         1 if shortcut else 0
     )  # conv1, conv2, the time-embedding linear (+ 1x1 shortcut)
@@ -88,6 +97,8 @@ def _unet_transformer(
     cost.params += 2 * c * c + 2 * c
     cost.macs += 2 * c * c * tokens
     cost.launch(TRANSFORMER2D_KERNELS, 6 * c * tokens)  # GroupNorm in/out, layout copies, residual
+    cost.autocast_norm_bytes += AUTOCAST_PROJ_IN_NORM_BYTES * c * tokens
+    cost.autocast_kernels += AUTOCAST_NORM_KERNELS
     cost.gemm_kernels += 2  # proj_in, proj_out
     for _ in range(depth):
         attention = 2 * tokens * tokens * c + 2 * tokens * context * c  # self and cross scores and values
@@ -95,6 +106,9 @@ def _unet_transformer(
         scores = heads * tokens * (tokens + context)
         cost.block(per_block, macs, 28 * c * tokens, c * tokens, scores, attention)
         cost.launch(TRANSFORMER_BLOCK_KERNELS, 28 * c * tokens)
+        cost.autocast_norm_bytes += AUTOCAST_BLOCK_NORM_BYTES * c * tokens
+        cost.autocast_kernels += AUTOCAST_BLOCK_KERNELS
+        cost.attentions += 2
         cost.gemm_kernels += TRANSFORMER_BLOCK_GEMMS
 
 
@@ -118,6 +132,40 @@ UNET_TRANSFORMER_LIVE = 21
 # bias, the NCHW -> tokens copy, proj_out's bias, the copy back and the residual = 8. Downsample2D: its
 # conv's bias; Upsample2D: the interpolation and the bias; up blocks: one torch.cat per ResNet.
 RESNET_KERNELS = 14
+
+# torch.autocast('cuda') over a UNet whose weights are already 16-bit (image.autocast: fp16 weights under
+# autocast, the lambda-diffusers 'half' benchmark and early webuis' default), counted from the op lists of
+# PyTorch's aten/src/ATen/autocast_mode.cpp as they stand from 1.10 through 2.x (the 2022 stack is 1.12 / 1.13):
+# group_norm, layer_norm and native_layer_norm are `fp32` ops (every 16-bit input cast to float32 first, the
+# output float32); conv2d, linear, matmul, bmm and baddbmm are `lower_precision_fp` ops (a float32 input cast
+# back to 16 bits); softmax is `fp32_set_opt_dtype` (the 16-bit scores read, float32 probabilities written:
+# at::softmax's half_to_float path). gelu: the copies in the 1.10+ layout (lower_precision_fp, DeviceType::CUDA,
+# the AutocastCPU list beside it; stored pytorch forks, find_string ids 1310945309 and 266950229) list no gelu for
+# CUDA, nor does the 2.x KERNEL_CUDA layout (id 28549648: softplus then layer_norm); the 1.6-1.9 layout (fp16 / fp32 policies, Scalar by value; id
+# 64284162) lists it as fp32 (its removal: pytorch/pytorch PR #59639, 2021-06). So GEGLU's gelu stays 16-bit on
+# every image.runtime (PyTorch >= 1.12 stacks); a torch <= 1.9 run would add GEGLU's gate casts, not counted. Other ops (SiLU, adds, copies) run in their inputs' dtype. Bytes
+# an element beyond the all-16-bit forward:
+#   a norm: the cast of its input (read 2, write 4) and its own passes in float32 (group_norm's CUDA kernel
+#   reads the input twice, moments then apply, and writes once: +2 B each; LayerNorm counted alike): 12;
+#   a SiLU after it (ResNet norm1 / norm2, conv_norm_out) in float32: read and write +2 each: 4;
+#   each 16-bit consumer of the float32 output casts it again (read 4, write 2): 6 per consumer.
+# ResNet norm + SiLU + conv: 12 + 4 + 6 = 22. Transformer2D's GroupNorm + proj_in: 12 + 6 = 18. A
+# BasicTransformerBlock (diffusers 0.3-0.4 attention.py; later releases alike): norm1 feeds to_q, to_k and to_v
+# (self-attention: three casts, autocast caches no activation casts) 12 + 18, norm2 feeds to_q 18, norm3 the
+# GEGLU proj 18: 66. The scores' casts (image_model.AUTOCAST_SCORE_BYTES) are counted where eager attention
+# writes them.
+AUTOCAST_NORM_BYTES = 12.0
+AUTOCAST_CONSUMER_CAST_BYTES = 6.0
+AUTOCAST_SILU_BYTES = 4.0
+AUTOCAST_RESNET_NORM_BYTES = AUTOCAST_NORM_BYTES + AUTOCAST_SILU_BYTES + AUTOCAST_CONSUMER_CAST_BYTES
+AUTOCAST_PROJ_IN_NORM_BYTES = AUTOCAST_NORM_BYTES + AUTOCAST_CONSUMER_CAST_BYTES
+AUTOCAST_BLOCK_NORM_BYTES = 3 * AUTOCAST_NORM_BYTES + (3 + 1 + 1) * AUTOCAST_CONSUMER_CAST_BYTES
+# Cast kernels autocast launches: a norm casts its input, weight and bias (16-bit parameters, never cached:
+# the cast cache keeps only float32 leaves going to 16 bits) and its consumer casts the output: 4; a
+# BasicTransformerBlock's three LayerNorms 3 x 3 plus 3 + 1 + 1 consumer casts: 14 (the probabilities' cast
+# a self- or cross-attention adds is image_model's, with the scores).
+AUTOCAST_NORM_KERNELS = 4.0
+AUTOCAST_BLOCK_KERNELS = 3 * 3.0 + (3 + 1 + 1)
 # Its matmul kernels: per attention q, k, v, out and the SDPA kernel (x 2: self and cross), GEGLU's proj and
 # the feed-forward's output linear = 12.
 TRANSFORMER_BLOCK_GEMMS = 12
@@ -219,6 +267,9 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
             cost.gemm_kernels += 1
     cost.forward_peak = unet_forward_peak(channels, attention, positions, per_level)
     cost.launches_fixed = UNET_FIXED_KERNELS
+    # conv_norm_out, a SiLU and conv_out over the first level's channels
+    cost.autocast_norm_bytes += AUTOCAST_RESNET_NORM_BYTES * channels[0] * positions[0]
+    cost.autocast_kernels += AUTOCAST_NORM_KERNELS
     cost.gemm_kernels += 2  # conv_in, conv_out
     return cost
 

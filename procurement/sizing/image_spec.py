@@ -96,6 +96,10 @@ class ImageSpec:
     # (None: COCO's, assumptions.LOADER_REFERENCE_SOURCE_MEGAPIXELS)
     source_megapixels: float | None = None
     runtime: str = "optimized"  # IMAGE_RUNTIMES: the generation's software stack (inference)
+    # UNet diffusion inference over 16-bit weights inside torch.autocast('cuda') (lambda-diffusers' 2022 'half'
+    # benchmark, early webuis' default 'autocast' precision): the fp32 norms' and softmax's casts
+    # (image_shapes.AUTOCAST_*, image_model.AUTOCAST_SCORE_BYTES); off: plain 16-bit, every earlier figure
+    autocast: bool = False
     engine: str = "pytorch"  # IMAGE_ENGINES (tensorrt, fastertransformer: fused_kernels)
     # FASTERTRANSFORMER_VERSIONS, engine fastertransformer only (None: its last release)
     engine_version: str | None = None

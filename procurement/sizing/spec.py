@@ -1272,6 +1272,7 @@ _IMAGE_BOOLS = (
     "train_text_encoder",
     "prior_preservation",
     "cache_latents",
+    "autocast",
 )
 _IMAGE_KEYS = {
     "resolution_px",
@@ -1363,6 +1364,30 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         ),
         **{key: reader.boolean(data, key, f"image.{key}", False) for key in _IMAGE_BOOLS},
     )
+
+
+def _check_autocast(reader: _Reader, spec, arch: ImageArchitecture) -> None:
+    """image.autocast prices torch.autocast over a 16-bit UNet's eager generation (image_shapes.AUTOCAST_*):
+    training's 16-bit precisions are already autocast over fp32 master weights, fp32 weights under autocast
+    run every matmul through a weight cast (not counted), and a compiled stack fuses the casts."""
+    if not spec.image.autocast:
+        return
+    if spec.is_training or not image_model.is_unet(spec):
+        reader.error(
+            "image.autocast",
+            f"torch.autocast is counted for a UNet generation (inference); {arch.slug} {spec.task}: leave it out "
+            "(training's fp16 / bf16 already runs under autocast)",
+        )
+    elif spec.precision not in ("fp16", "bf16"):
+        reader.error(
+            "image.autocast",
+            f"counted over 16-bit weights (precision fp16 or bf16); precision is {spec.precision}: fp32 weights "
+            "under autocast are not counted",
+        )
+    elif spec.image.fused_kernels:
+        reader.error(
+            "image.autocast", "a compiled stack (image.fused_kernels) fuses autocast's casts: leave it out"
+        )
 
 
 def _check_loader_fields(reader: _Reader, spec, arch: ImageArchitecture) -> None:
@@ -1912,6 +1937,7 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
             "image.engine",
             f"fastertransformer is sized for ViT classifiers (its ViT model); {arch.slug} is not one",
         )
+    _check_autocast(reader, spec, arch)
     if spec.image.runtime != "optimized" and (not arch.is_diffusion or spec.is_training):
         reader.error(
             "image.runtime",

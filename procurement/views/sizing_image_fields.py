@@ -93,6 +93,13 @@ IMAGE_KNOB_LABELS = {
         "The rank of a LoRA loaded beside the UNet and not fused into it (LCM-LoRA as diffusers loads it): "
         "its adapter layers run on every step.",
     ),
+    "autocast": (
+        "Under torch.autocast",
+        "UNet generation, fp16 / bf16",
+        "The 16-bit pipeline runs inside torch.autocast (2022 'half' benchmarks, early webuis): its GroupNorms, "
+        "LayerNorms and eager softmax run in fp32 and are cast back, extra passes counted from PyTorch's autocast "
+        "op lists.",
+    ),
     "optimizer": (
         "Optimizer",
         "training",

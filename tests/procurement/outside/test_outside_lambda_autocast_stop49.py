@@ -33,6 +33,10 @@ The rows size it: True minus False is 1.05 / 2.12 / 4.14 s at 1 / 2 / 4 images, 
 (per image, not per call). aud48i's count of the score casts alone (4 fp16 passes of the scores, AUTOCAST in
 test_outside_diffusers03_audit_stop48.py) is 1.11 s an image on this card at the engine's achieved bandwidth,
 within 7% of the measured 1.04: the score casts are most of it.
+
+Stop 50: `image.autocast` states the run and counts the casts (norms and scores) from PyTorch's autocast op lists;
+the [LAMBDA-22] rows are sized with it in test_outside_diffusers03_audit_stop48.py, and this module's autocast-True
+rows are held-out cases in test_outside_image_autocast_stop50.py. The carries below stay as sd22's arithmetic.
 """
 
 from __future__ import annotations
