@@ -262,8 +262,9 @@ R_SLM3B = (
     "recomputation included) the published run is 0.459 of the 312 TFLOPS peak, ours 0.605. Lead 1: the card says "
     "'2D parallelism (Data and Tensor Parallel)' while the linked config says model-parallel-size 1; stated at TP 2 "
     "(no source gives the degree) the engine reads 6,330 (+5.0%): a TP degree published for the run would decide it. "
-    "Lead 2: the same stack (GPT-NeoX fork, ZeRO-1, flash-attention, A100) in Pythia-1B (R_PYTHIA1B, stop 49) also "
-    "runs ~0.34 of peak in 6N terms where the engine gives ~0.5; the card's 30 days is rounded and may hold "
+    "Lead 2: procurement/sizing/mfu.py _fitted_mfu runs every dense A100 NVSwitch pretrain at MFU_PRETRAIN_AMPERE "
+    "0.51 (LLaMA-1's 2,048-GPU fit); the same stack (GPT-NeoX fork, ZeRO-1, flash-attention, A100) in Pythia-1B "
+    "(R_PYTHIA1B, stop 49) misses the same way (ours +50.4%); the card's 30 days is rounded and may hold "
     "restarts the tokens do not."
 )
 
@@ -302,8 +303,11 @@ R_BERT = (
     "0.305 (120 x 384 x 2.067e9 / 312e12) and the 8-GPU row 0.278 a GPU (weak scaling 7.30, ours 8.00). Ruled out: "
     "flash_attention (stated false as Paddle's fused attention runs: memory only, speed unchanged); the fp32-master "
     "AdamW step the engine does not count is ~28 B x 335M = 9.4 GB a step, ~7 ms of a 267 ms published step (3%), "
-    "not the 63 ms gap. {extra}Lead: an A100 AMP rate for short-step 1,024-wide encoders (PaddlePaddle's per-op "
-    "dynamic graph at 12,288 tokens a step), e.g. NVIDIA's PyTorch BERT SQuAD A100 table held out of this row."
+    "not the 63 ms gap. {extra}Lead: procurement/sizing/mfu.py _fitted_mfu gives an A100 full fine-tune of any "
+    "width gpu.default_mfu (MFU_DATACENTER 0.40, read off LLaMA-65B / Llama 3 405B end-to-end runs); no width "
+    "factor applies off Hopper, so a d-1,024 encoder at 12,288 tokens a step runs at a 65B's rate. An Ampere rate for "
+    "narrow models (a held-out A100 BERT-large / small-GPT fine-tune table, e.g. NVIDIA's PyTorch BERT SQuAD rows) "
+    "would size it."
 )
 R_BERT1 = R_BERT.format(
     pub=120,
