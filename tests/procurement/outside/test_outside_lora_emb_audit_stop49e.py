@@ -45,9 +45,10 @@ def _total_gib(spec: dict) -> float:
 
 
 # fix49e: FIXED. The lead below landed as the engine's modules_to_save peak (bytes_model.saved_module_peak_bytes,
-# memory._saved_module_peak): torch 2.0's _multi_tensor_adamw (torch/optim/adamw.py of the 2.0 line, stored copy id
-# 25848975893, not read at the v2.0.1 tag: `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)` then
-# `denom = torch._foreach_add(exp_avg_sq_sqrt, eps)`, both out of place and alive together until `_foreach_addcdiv_`)
+# memory._saved_module_peak): torch 2.0's _multi_tensor_adamw (optstep: read in the PyPI 2.0.1 wheel, torch/optim/
+# adamw.py lines 564-568, `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)` then `denom =
+# torch._foreach_add(exp_avg_sq_sqrt, eps)`, both out of place and alive together until `_foreach_addcdiv_`; 2.1.0
+# adds eps in place, one tensor; the specs state the README's torch_version 2.0, bytes_model.adamw_step_temporary_states)
 # holds two state-sized tensors at the step: 2 x 2 B a bf16 copy parameter once the activations are freed, larger
 # here than the embedding backward's second V x d buffer (2 B, one table) and the output copy's fresh gradient beside
 # the activations (2 B, one table). A count from code, nothing fitted on these rows. Before -> after (GiB, total):
