@@ -94,16 +94,25 @@ def seconds_per_step(spec: WorkloadSpec, gradient_bytes, owned_share, bandwidth_
     return np.where(np.isfinite(seconds), seconds, 0.0)
 
 
-def saved_module_seconds_per_step(spec: WorkloadSpec, owned_share, bandwidth_bytes) -> np.ndarray:
-    """The same foreach AdamW and clipping passes over lora.modules_to_save's 16-bit copies (bytes_model), where
-    the run's own term does not already count them: master_weights_fp32 (fp32 adapters) on zero_stage 0, the
-    HF Trainer / Accelerate autocast run whose torch AdamW steps each copy in its own dtype (torch/optim/adamw.py
-    zeros_like states; the Qwen LoRA (emb) runs: QwenLM/Qwen finetune.py modules_to_save, transformers' default
-    optim adamw_torch, torch 2.0's _multi_tensor_adamw). Under ZeRO the copies' step runs over fp32 masters, which
-    this module does not count (above). 0 where it does not apply."""
-    zero = np.zeros_like(np.asarray(owned_share, dtype=float))
+def saved_module_seconds_per_step(
+    spec: WorkloadSpec, owned_share, bandwidth_bytes, zero_stage=None
+) -> np.ndarray:
+    """The same foreach AdamW and clipping passes over lora.modules_to_save's copies (bytes_model), where the run's
+    own term does not already count them (master_weights_fp32: fp32 adapters), per plan (zero_stage: per row; None:
+    the spec's):
+    - zero_stage 0: the HF Trainer / Accelerate autocast run whose torch AdamW steps each copy in its own dtype
+      (torch/optim/adamw.py zeros_like states; the Qwen LoRA (emb) runs: QwenLM/Qwen finetune.py modules_to_save,
+      transformers' default optim adamw_torch, torch 2.0's _multi_tensor_adamw), at the copy's bytes;
+    - ZeRO (aud49e fix list 5): DeepSpeed steps the copies' fp32 master partition (deepspeed runtime/zero/
+      stage_1_and_2.py single_partition_of_fp32_groups, `.clone().float().detach()`; the memory side is
+      bytes_model.saved_module_optimizer_bytes), owned_share of them a rank, priced as seconds_per_step prices a
+      ZeRO rank's step (the same 23 accesses an element, the rank's shard) at the master's 4 B. DeepSpeed's own
+      fused Adam reads fewer (not told apart, as a fused torch AdamW is not: module docstring).
+    0 where it does not apply."""
+    owned = np.asarray(owned_share, dtype=float)
+    zero = np.zeros_like(owned)
     copies = saved_module_params(spec)
-    if not copies or applies(spec) or spec.parallelism.zero_stage >= 1:
+    if not copies or applies(spec):
         return zero
     if not (
         spec.is_training
@@ -113,10 +122,10 @@ def saved_module_seconds_per_step(spec: WorkloadSpec, owned_share, bandwidth_byt
         and spec.training_stack == "other"
     ):
         return zero
+    stage = np.asarray(spec.parallelism.zero_stage if zero_stage is None else zero_stage, dtype=float)
+    element = np.where(stage >= 1, 4.0, saved_module_bytes(spec))
     bandwidth = np.asarray(bandwidth_bytes, dtype=float) * ACHIEVED_BANDWIDTH.value
-    traffic = (
-        (FOREACH_ADAMW_ACCESSES + CLIP_GRAD_NORM_ACCESSES) * copies * saved_module_bytes(spec) * owned_share
-    )
+    traffic = (FOREACH_ADAMW_ACCESSES + CLIP_GRAD_NORM_ACCESSES) * copies * element * owned
     with np.errstate(invalid="ignore", divide="ignore"):
         seconds = traffic / bandwidth
     return np.where(np.isfinite(seconds), seconds, 0.0)

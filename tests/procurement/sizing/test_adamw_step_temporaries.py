@@ -153,3 +153,15 @@ def test_schema_and_form_carry_the_fields():
     assert (document["optimizer_impl"], document["torch_version"]) == ("fused", "2.0.1")
     plain = spec_from_knobs(knobs | {"optimizer_impl": "foreach", "torch_version": "current"})
     assert "optimizer_impl" not in plain and "torch_version" not in plain
+
+
+def test_the_set_to_none_max_rule_is_zero_stage_0_only_per_plan():
+    """aud49z fix 3 (memory._gradients_at_freed_peak, 9dd8d31f): one GPU at ZeRO 0 drops the gradients to the head's
+    (128,256 x 3,072 x 2 B at 768 tokens, test_zero_grad.py); the same GPU at ZeRO-1 is DeepSpeed's optimizer (its
+    ipg gradient buckets and a flattened fp32 partition stepped by its own Adam), so the sum stays: all gradients."""
+    from procurement.sizing.memory import memory_breakdown_gib
+
+    spec = parse_workload_spec(PEFT_FT | {"max_seq_len": 768})
+    arrays = memory_breakdown_gib(spec, [1, 1], zero_stage=[0, 1])
+    assert arrays["gradients_gib"][0] == pytest.approx(128256 * 3072 * 2 / GIB)
+    assert arrays["gradients_gib"][1] == pytest.approx(PARAMS * 2 / GIB)
