@@ -620,7 +620,7 @@ def training_throughput(
     # pure-16-bit torch AdamW: the optimizer's and the clipping's passes over the rank's trainable state once a
     # step, after the gradients are in (optimizer_step.py); a share of a short step, nothing on long ones
     owned = np.where(zero >= 1, 1.0 / grad_ranks, 1.0)
-    optimizer_s = optimizer_step.seconds_per_step(spec, gradient_bytes, owned, hbm * 1e9)
+    optimizer_s = optimizer_step.seconds_per_step(spec, gradient_bytes, owned, hbm * 1e9, zero)
     optimizer_s = optimizer_s + optimizer_step.saved_module_seconds_per_step(spec, owned, hbm * 1e9, zero)
     gpu_step_s = (
         compute_s + exposed_dp + exposed_tp_s + exposed_pp_s + exposed_cp_s + exposed_ep_s + optimizer_s
