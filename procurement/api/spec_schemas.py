@@ -49,6 +49,7 @@ from procurement.sizing.spec import (
     KV_DTYPES,
     MAX_SPEC_NUMBER,
     OFFLOADS,
+    OPTIMIZER_IMPLS,
     OPTIMIZERS,
     PRECISIONS,
     QUANT_KERNELS,
@@ -596,9 +597,23 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "Training, language models: what the loop's zero_grad does between steps. in_place (default; torch < 2.0's "
         "Optimizer.zero_grad, and conservative): the gradients are zeroed and kept, so the peak holds them beside "
         "the activations. set_to_none (torch >= 2.0's default, transformers' Trainer and most torch >= 2.0 loops): "
-        "they are freed, so with gradient_accumulation_steps 1 on one data-parallel rank, no pipeline, ZeRO 0 / 1, "
+        "they are freed, so with gradient_accumulation_steps 1 on one data-parallel rank, no pipeline, ZeRO 0, "
         "the peak is weights + optimizer states + max(activations + the output head's gradient, gradients + "
-        "AdamW's step temporary); elsewhere (accumulation, DDP buckets, ZeRO-2/3, FSDP) the sum stays",
+        "AdamW's step temporaries); elsewhere (accumulation, DDP buckets, ZeRO-1/2/3, FSDP) the sum stays",
+    )
+    optimizer_impl = _choice(
+        OPTIMIZER_IMPLS,
+        "Training: torch AdamW's kernel on zero_stage 0 (DeepSpeed's ZeRO optimizers are its own). foreach (default; "
+        "torch's default on CUDA since 2.0) or fused (fused=True, transformers' adamw_torch_fused; torch >= 2.0). "
+        "Sets the step's state-sized temporaries in memory: foreach 2 before torch 2.1 (torch._foreach_add out of "
+        "place), 1 from 2.1 (in place), fused 0; and, where the step's time is priced (pure 16-bit, copies), its "
+        "traffic: foreach 20 accesses a parameter, fused 7 (plus clipping's 3)",
+    )
+    torch_version = serializers.CharField(
+        required=False,
+        help_text="Training: the run's torch release, 'current' (the default: 2.1 or later) or a release such as "
+        "'2.0.1'. Before 2.1 foreach AdamW's step holds two state-sized temporaries (exp_avg_sq_sqrt and denom), "
+        "from 2.1 one. Memory only",
     )
     fp8_weights = _flag(
         "fp8 training that stores the block linears' weights in fp8 (NeMo/Megatron fp8_params, Transformer "

@@ -31,7 +31,13 @@ from procurement.sizing.compatibility import stated_expert_precision
 from procurement.sizing.compute_peak import expert_rate_inputs, power_bound_tflops, spec_peak_tflops
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.host import pipeline_vcpus_needed, stack_host_ram, vcpus_per_gpu
-from procurement.sizing.mfu import bandwidth_factor, estimate_mfu, memory_factor, recompute_time_share
+from procurement.sizing.mfu import (
+    bandwidth_factor,
+    estimate_mfu,
+    memory_factor,
+    output_copy_gemm_efficiency,
+    recompute_time_share,
+)
 
 
 @dataclass(frozen=True)
@@ -598,6 +604,9 @@ def _training_rows_computed(spec: WorkloadSpec, grid: ShapeGrid, options: Rankin
             dtype=float,
         )[kind],
         recompute_share=np.array([recompute_time_share(spec, gpu) for gpu in kind_gpus], dtype=float)[kind],
+        output_gemm_efficiency=np.array(
+            [output_copy_gemm_efficiency(spec, gpu) for gpu in kind_gpus], dtype=float
+        )[kind],
     )
 
 

@@ -186,12 +186,23 @@ def saved_module_optimizer_bytes(spec: WorkloadSpec) -> float:
     return _optimizer_state_bytes(spec, param_bytes, master)
 
 
-# AdamW's state-sized transients at the step, a state element: torch 2.0's _multi_tensor_adamw (the foreach path torch
-# AdamW takes by default on CUDA tensors) builds `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)` and
-# `denom = torch._foreach_add(exp_avg_sq_sqrt, eps)` out of place, both alive until `_foreach_addcdiv_` (torch/optim/
-# adamw.py of the 2.0 line, a stored copy, id 25848975893; not read at the v2.0.1 tag itself). Later releases divide
-# and add in place (one transient); the 2.0 count is kept (the runs it was checked on, QwenLM/Qwen's "Pytorch 2.0").
-FOREACH_ADAMW_TRANSIENT_STATES = 2.0
+def adamw_step_temporary_states(spec: WorkloadSpec) -> float:
+    """State-sized tensors torch AdamW allocates at the step on zero_stage 0, each one state over the stepped
+    parameters, alive together until the update; the one count memory uses (the freed-gradient peak and
+    lora.modules_to_save's peak). Read in the PyPI wheels of torch/optim/adamw.py:
+    - 2.0.1 (sha256 25aa43ca..., macosx arm64; the Python is the same on every platform) _multi_tensor_adamw lines
+      564-568: `exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)`, `torch._foreach_div_(...)`,
+      `denom = torch._foreach_add(exp_avg_sq_sqrt, eps)`, `torch._foreach_addcdiv_(..., denom, step_size)`: two,
+      out of place (1.13.1's lines 418-420 the same, under foreach=True);
+    - 2.1.0 (sha256 3cd1dedf...) lines 599-603: `torch._foreach_add_(exp_avg_sq_sqrt, eps)` in place, then
+      `_foreach_addcdiv_(..., exp_avg_sq_sqrt, step_size)`: one;
+    - fused (`_fused_adamw`, 2.0.1 / 2.1.0): one `torch._fused_adamw_` kernel over the lists in place: none.
+    Before 2.0 torch's default is the for-loop (1.13.1 adamw.py line 209 `foreach = False`), whose temporaries are
+    one parameter's at a time; charged here as foreach (conservative). 0 for the other optimizers (not opened)."""
+    if spec.optimizer != "adamw" or spec.optimizer_impl == "fused":
+        return 0.0
+    release = spec.torch_release
+    return 2.0 if release is not None and release < (2, 1) else 1.0
 
 
 def saved_module_peak_bytes(spec: WorkloadSpec) -> tuple[float, float]:
@@ -201,7 +212,7 @@ def saved_module_peak_bytes(spec: WorkloadSpec) -> tuple[float, float]:
     beside its `.grad` until AccumulateGrad adds it in place, at the start of the backward. Freed: the embedding
     backward, the backward's last op, writes its zero-filled dense V x d gradient (embedding_dense_backward_cuda,
     `at::zeros({num_weights, stride})`, aud49e's reading) beside `.grad` the same way; and the optimizer step's
-    FOREACH_ADAMW_TRANSIENT_STATES state-sized tensors over every copy (torch AdamW's states are in the copy's dtype on
+    adamw_step_temporary_states state-sized tensors over every copy (torch AdamW's states are in the copy's dtype on
     zero_stage 0: saved_module_optimizer_bytes). The memory model charges the larger of the two."""
     copies = saved_module_params(spec)
     if not copies or spec.lora is None:
@@ -211,7 +222,7 @@ def saved_module_peak_bytes(spec: WorkloadSpec) -> tuple[float, float]:
     accumulates = spec.gradient_accumulation_steps >= 2
     beside = table * element if accumulates and "output" in spec.lora.modules_to_save else 0.0
     embedding = table * element if accumulates and "embeddings" in spec.lora.modules_to_save else 0.0
-    step = FOREACH_ADAMW_TRANSIENT_STATES * copies * element if spec.optimizer == "adamw" else 0.0
+    step = adamw_step_temporary_states(spec) * copies * element
     return beside, max(embedding, step)
 
 

@@ -39,6 +39,7 @@ from procurement.sizing.bytes_model import (
     DTYPE_BYTES,
     StateBytes,
     activation_scale,
+    adamw_step_temporary_states,
     op_level_saved_bytes_per_token,
     op_level_saved_matmuls,
     saved_module_peak_bytes,
@@ -220,17 +221,17 @@ def _gradients_at_freed_peak(spec, state: StateBytes, gradients, activations, tp
 
 
 def _step_temporary_bytes(spec, state: StateBytes, gradients) -> np.ndarray:
-    """The full-size tensor torch's foreach AdamW allocates a step: exp_avg_sq's square root
-    (pytorch/pytorch@cf30153c torch/optim/adam.py _multi_tensor_adam line 790, `torch._foreach_sqrt`, alive
-    through the update; optmem48's trace), one second-moment state over the gradients' own parameters (the
-    rule's plans are one data-parallel rank: the local shard is the whole stage). Charged for adamw whether
-    foreach or fused (fused has none: conservative); 0 for the other optimizers (their steps not opened).
-    Only the set_to_none peak counts it: with the gradients held, the activations already sit beside them."""
-    if spec.optimizer != "adamw" or not state.grad_bytes_per_param:
+    """torch AdamW's state-sized temporaries at the step (bytes_model.adamw_step_temporary_states: 2 for foreach at
+    torch 2.0.x, 1 for foreach from 2.1, the default "current"; 0 for fused and the other optimizers), each one
+    second-moment state over the gradients' own parameters (the rule's plans are one data-parallel rank: the local
+    shard is the whole stage; optmem48's trace saw the `_foreach_sqrt` one). Only the set_to_none peak counts it:
+    with the gradients held, the activations already sit beside them."""
+    states = adamw_step_temporary_states(spec)
+    if not states or not state.grad_bytes_per_param:
         return gradients * 0.0
     param_bytes = state.grad_bytes_per_param
     second_moment = 4.0 if (spec.master_weights_fp32 or param_bytes >= 4.0) else param_bytes
-    return gradients * second_moment / param_bytes
+    return gradients * states * second_moment / param_bytes
 
 
 def _saved_module_peak(spec, activations, stage, tp, zero, offload) -> np.ndarray:

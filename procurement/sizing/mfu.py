@@ -8,6 +8,7 @@ minimum sample count; the factor itself is already shrunk toward 1 by the fit
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -590,6 +591,25 @@ def recompute_time_share(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     if measured_efficiency(spec, gpu) is not None:
         return 1.0
     return RECOMPUTE_FORWARD_TIME_SHARE.value
+
+
+def output_copy_gemm_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
+    """The share of the 16-bit dense peak lora.modules_to_save's output copy's weight-gradient GEMM runs at
+    (throughput.output_copy_gemm_flops_per_token: one vocab x hidden x tokens GEMM a micro-batch, e.g. 151,936 x
+    4,096 x 8,192 on Qwen-7B at 8k): the width ceiling's e (training_width_peak_ampere / _hopper), the rate its
+    fit gives a layer with no memory-bound work (d_model -> infinity), not the whole step's MFU, whose norms,
+    activations and attention the GEMM does not carry (aud49e fix list 4: at the model's MFU the long Qwen LoRA
+    (emb) rows over-charge the copy's delta 1.5-2.5x). NaN (charged at the step's MFU) without an output copy,
+    outside 16-bit compute or on a part without an NVIDIA generation (no sweep to fit)."""
+    trains_output_copy = (
+        spec.uses_adapters and spec.lora is not None and "output" in spec.lora.modules_to_save
+    )
+    if not trains_output_copy or spec.model.is_image or gpu.generation is None:
+        return math.nan
+    if spec.precision not in ("bf16", "fp16"):
+        return math.nan
+    hopper = gpu.generation >= HOPPER
+    return (TRAINING_WIDTH_PEAK_HOPPER if hopper else TRAINING_WIDTH_PEAK_AMPERE).value
 
 
 def recompute_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:

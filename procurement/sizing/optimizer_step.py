@@ -26,12 +26,12 @@ Scope: the FOREACH path only. Applies to language-model training with master_wei
 the unstated stack (training_stack other) and no optimizer offload (parallelism.offload none: ZeRO-Offload steps
 the optimizer on the CPU, its time is OFFLOAD_OVERHEAD's). Megatron, MaxText and torchtitan step fused or sharded
 optimizers of their own, llm.c counts its adamw_kernel3 in its efficiency, and image runs' pure-bf16 optimizers
-are per-tensor loops (image_model.optimizer_host_seconds). Not told apart, so charged as foreach: a FUSED AdamW.
-transformers' Trainer defaults to adamw_torch_fused on torch >= 2.8 (huggingface/transformers@fd798335c275520af034c678b35e8167820c7c80
+are per-tensor loops (image_model.optimizer_host_seconds). A FUSED AdamW (spec optimizer_impl fused, on
+zero_stage 0; optstep) is charged its own count: transformers' Trainer defaults to adamw_torch_fused on torch >= 2.8 (huggingface/transformers@fd798335c275520af034c678b35e8167820c7c80
 src/transformers/training_args.py: `if is_torch_greater_or_equal_than_2_8: default_optim = "adamw_torch_fused"`),
 one torch._fused_adamw_ kernel (adam.py _fused_adam, line 877: param, grad, exp_avg, exp_avg_sq read, the three
-states written, 7 accesses) + clipping 3 = 10, not 23: a pure-16-bit HF Trainer run on torch >= 2.8 is charged
-about 2.3x its optimizer traffic (no spec value states foreach vs fused; docs/workload-spec.md says so).
+states written, 7 accesses) + clipping 3 = 10, not 23. Unstated (optimizer_impl foreach), a pure-16-bit HF Trainer
+run on torch >= 2.8 is charged about 2.3x its optimizer traffic; under ZeRO the step is DeepSpeed's and keeps 23.
 Not checked, and NOT a mechanism boundary: fp32 master weights (master_weights_fp32 true). A foreach or per-tensor
 AdamW over fp32 states is a large share of a short mixed-precision step too (aud48p: transformers' adamw_hf over
 bert-large's fp32 masters on a V100, 45 ms, 21% of the published 0.2146 s fp16 AMP step), and is not counted.
@@ -62,9 +62,21 @@ from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH
 from procurement.sizing.bytes_model import saved_module_bytes, saved_module_params
 from procurement.sizing.spec import WorkloadSpec
 
-# element accesses a trainable parameter a step (module docstring): foreach AdamW 20, clip_grad_norm_ 3
+# element accesses a trainable parameter a step (module docstring): foreach AdamW 20, fused AdamW 7, clip_grad_norm_ 3
 FOREACH_ADAMW_ACCESSES = 20.0
+FUSED_ADAMW_ACCESSES = 7.0
 CLIP_GRAD_NORM_ACCESSES = 3.0
+
+
+def step_accesses(spec: WorkloadSpec, zero_stage=None) -> np.ndarray:
+    """Element accesses a stepped parameter, optimizer and clipping, per plan (zero_stage: per row; None: the
+    spec's): a stated fused torch AdamW on zero_stage 0 is 7 + 3, else foreach's 20 + 3 (DeepSpeed's ZeRO
+    optimizers are not told apart)."""
+    stage = np.asarray(spec.parallelism.zero_stage if zero_stage is None else zero_stage, dtype=float)
+    fused = spec.optimizer_impl == "fused"
+    return (
+        np.where(fused & (stage == 0), FUSED_ADAMW_ACCESSES, FOREACH_ADAMW_ACCESSES) + CLIP_GRAD_NORM_ACCESSES
+    )
 
 
 def applies(spec: WorkloadSpec) -> bool:
@@ -80,30 +92,41 @@ def applies(spec: WorkloadSpec) -> bool:
     )
 
 
-def seconds_per_step(spec: WorkloadSpec, gradient_bytes, owned_share, bandwidth_bytes) -> np.ndarray:
-    """Seconds a rank spends on the optimizer's and the clipping's passes once a step: (20 + 3) accesses of its
-    gradient_bytes (its trainable parameters x their bytes), times owned_share (1 / the ZeRO ranks it steps
-    a shard over, else 1), at the achieved share of bandwidth_bytes (bytes/s; inf or NaN: 0). 0 where it does
-    not apply."""
+def seconds_per_step(
+    spec: WorkloadSpec, gradient_bytes, owned_share, bandwidth_bytes, zero_stage=None
+) -> np.ndarray:
+    """Seconds a rank spends on the optimizer's and the clipping's passes once a step: step_accesses (20 + 3, or a
+    fused AdamW's 7 + 3 on zero_stage 0) of its gradient_bytes (its trainable parameters x their bytes), times
+    owned_share (1 / the ZeRO ranks it steps a shard over, else 1), at the achieved share of bandwidth_bytes
+    (bytes/s; inf or NaN: 0). 0 where it does not apply."""
     if not applies(spec):
         return np.zeros_like(np.asarray(gradient_bytes, dtype=float))
     bandwidth = np.asarray(bandwidth_bytes, dtype=float) * ACHIEVED_BANDWIDTH.value
-    traffic = (FOREACH_ADAMW_ACCESSES + CLIP_GRAD_NORM_ACCESSES) * np.asarray(gradient_bytes) * owned_share
+    traffic = step_accesses(spec, zero_stage) * np.asarray(gradient_bytes) * owned_share
     with np.errstate(invalid="ignore", divide="ignore"):
         seconds = traffic / bandwidth
     return np.where(np.isfinite(seconds), seconds, 0.0)
 
 
-def saved_module_seconds_per_step(spec: WorkloadSpec, owned_share, bandwidth_bytes) -> np.ndarray:
-    """The same foreach AdamW and clipping passes over lora.modules_to_save's 16-bit copies (bytes_model), where
-    the run's own term does not already count them: master_weights_fp32 (fp32 adapters) on zero_stage 0, the
-    HF Trainer / Accelerate autocast run whose torch AdamW steps each copy in its own dtype (torch/optim/adamw.py
-    zeros_like states; the Qwen LoRA (emb) runs: QwenLM/Qwen finetune.py modules_to_save, transformers' default
-    optim adamw_torch, torch 2.0's _multi_tensor_adamw). Under ZeRO the copies' step runs over fp32 masters, which
-    this module does not count (above). 0 where it does not apply."""
-    zero = np.zeros_like(np.asarray(owned_share, dtype=float))
+def saved_module_seconds_per_step(
+    spec: WorkloadSpec, owned_share, bandwidth_bytes, zero_stage=None
+) -> np.ndarray:
+    """The same foreach AdamW and clipping passes over lora.modules_to_save's copies (bytes_model), where the run's
+    own term does not already count them (master_weights_fp32: fp32 adapters), per plan (zero_stage: per row; None:
+    the spec's):
+    - zero_stage 0: the HF Trainer / Accelerate autocast run whose torch AdamW steps each copy in its own dtype
+      (torch/optim/adamw.py zeros_like states; the Qwen LoRA (emb) runs: QwenLM/Qwen finetune.py modules_to_save,
+      transformers' default optim adamw_torch, torch 2.0's _multi_tensor_adamw), at the copy's bytes;
+    - ZeRO (aud49e fix list 5): DeepSpeed steps the copies' fp32 master partition (deepspeed runtime/zero/
+      stage_1_and_2.py single_partition_of_fp32_groups, `.clone().float().detach()`; the memory side is
+      bytes_model.saved_module_optimizer_bytes), owned_share of them a rank, priced as seconds_per_step prices a
+      ZeRO rank's step (the same 23 accesses an element, the rank's shard) at the master's 4 B. DeepSpeed's own
+      fused Adam reads fewer (not told apart, as a fused torch AdamW is not: module docstring).
+    0 where it does not apply."""
+    owned = np.asarray(owned_share, dtype=float)
+    zero = np.zeros_like(owned)
     copies = saved_module_params(spec)
-    if not copies or applies(spec) or spec.parallelism.zero_stage >= 1:
+    if not copies or applies(spec):
         return zero
     if not (
         spec.is_training
@@ -113,10 +136,10 @@ def saved_module_seconds_per_step(spec: WorkloadSpec, owned_share, bandwidth_byt
         and spec.training_stack == "other"
     ):
         return zero
+    stage = np.asarray(spec.parallelism.zero_stage if zero_stage is None else zero_stage, dtype=float)
+    element = np.where(stage >= 1, 4.0, saved_module_bytes(spec))
     bandwidth = np.asarray(bandwidth_bytes, dtype=float) * ACHIEVED_BANDWIDTH.value
-    traffic = (
-        (FOREACH_ADAMW_ACCESSES + CLIP_GRAD_NORM_ACCESSES) * copies * saved_module_bytes(spec) * owned_share
-    )
+    traffic = step_accesses(spec, stage) * copies * element * owned
     with np.errstate(invalid="ignore", divide="ignore"):
         seconds = traffic / bandwidth
     return np.where(np.isfinite(seconds), seconds, 0.0)

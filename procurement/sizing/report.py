@@ -41,6 +41,7 @@ from procurement.sizing.mfu import (
     estimate_mfu,
     llm_c_note,
     memory_factor,
+    output_copy_gemm_efficiency,
     recompute_time_share,
 )
 from procurement.sizing.params import ACTIVE_PARAMS_CONVENTION, active_params, stated_active_params_warning
@@ -152,6 +153,9 @@ def _throughput_rows(
                 len(plans),
             ).astype(float),
             recompute_share=np.repeat([recompute_time_share(spec, gpu) for gpu in gpus], len(plans)),
+            output_gemm_efficiency=np.repeat(
+                [output_copy_gemm_efficiency(spec, gpu) for gpu in gpus], len(plans)
+            ).astype(float),
         )
         rows["mfu"] = mfu
         return rows

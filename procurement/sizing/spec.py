@@ -116,6 +116,12 @@ CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # Optimizer.zero_grad default; the engine's convention, gradients beside the activations); set_to_none frees them
 # (torch >= 2.0's default), so with one micro-batch a step the next forward runs without them (memory.py).
 ZERO_GRAD = ("in_place", "set_to_none")
+# Which torch AdamW kernel steps a zero_stage 0 run (DeepSpeed's ZeRO optimizers are its own): foreach (torch's
+# default on CUDA since 2.0) or fused (`fused=True`, transformers' `optim="adamw_torch_fused"`). With torch_version
+# (the run's torch release; "current": 2.1 or later) it sets the step's state-sized temporaries
+# (bytes_model.adamw_step_temporary_states).
+OPTIMIZER_IMPLS = ("foreach", "fused")
+TORCH_VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
 # How the training loss turns the output layer into a cross entropy (bytes_model.logits_bytes_per_token):
 # Megatron-Core's fp32 softmax kept for an in-place backward, Hugging Face transformers' fp32 upcast and
 # log-softmax of the whole logits, or a fused linear + cross entropy that never holds them (Liger, Unsloth).
@@ -384,6 +390,8 @@ class WorkloadSpec:
     gradient_accumulation_steps: int = 1
     optimizer_in_backward: bool = False
     zero_grad: str = "in_place"  # ZERO_GRAD: whether the loop frees its gradients between steps
+    optimizer_impl: str = "foreach"  # OPTIMIZER_IMPLS: torch AdamW's kernel on zero_stage 0
+    torch_version: str = "current"  # "current" (2.1 or later) or the run's release, e.g. "2.0.1"
     fp8_weights: bool = False  # fp8 training stores block linears in fp8 (NeMo/Megatron fp8_params)
     cross_entropy: str = "fp32_softmax"  # the loss's vocabulary-sized tensors (CROSS_ENTROPY)
     attention_kernel: str = "engine"  # ATTENTION_KERNELS
@@ -402,6 +410,13 @@ class WorkloadSpec:
     @property
     def uses_adapters(self) -> bool:
         return self.task in ("lora", "qlora")
+
+    @property
+    def torch_release(self) -> tuple[int, ...] | None:
+        """The stated torch release as numbers (None: current)."""
+        if self.torch_version == "current":
+            return None
+        return tuple(int(part) for part in self.torch_version.split("."))
 
     @property
     def memory_seq_len(self) -> int:
@@ -435,6 +450,8 @@ _TOP_KEYS = {
     "gradient_accumulation_steps",
     "optimizer_in_backward",
     "zero_grad",
+    "optimizer_impl",
+    "torch_version",
     "fp8_weights",
     "cross_entropy",
     "attention_kernel",
@@ -660,6 +677,8 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
             data, "optimizer_in_backward", "optimizer_in_backward", False
         ),
         "zero_grad": reader.choice(data, "zero_grad", "zero_grad", "in_place", ZERO_GRAD),
+        "optimizer_impl": reader.choice(data, "optimizer_impl", "optimizer_impl", "foreach", OPTIMIZER_IMPLS),
+        "torch_version": _parse_torch_version(reader, data),
         "fp8_weights": reader.boolean(data, "fp8_weights", "fp8_weights", False),
         "cross_entropy": reader.choice(data, "cross_entropy", "cross_entropy", "fp32_softmax", CROSS_ENTROPY),
         "attention_kernel": reader.choice(
@@ -669,6 +688,17 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         "training_stack": reader.choice(data, "training_stack", "training_stack", "other", TRAINING_STACKS),
         "mfu": reader.number(data, "mfu", "mfu", None, minimum=0, maximum=1),
     }
+
+
+def _parse_torch_version(reader: _Reader, data: dict) -> str:
+    raw = data.get("torch_version")
+    if raw is None:
+        return "current"
+    text = str(raw).strip().lower()
+    if text == "current" or TORCH_VERSION_PATTERN.match(text):
+        return text
+    reader.error("torch_version", f"must be 'current' or a torch release such as '2.0.1', got {raw!r}")
+    return "current"
 
 
 def _parse_recompute_modules(reader: _Reader, data: dict) -> tuple[str, ...]:
@@ -1527,6 +1557,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     _check_packed_samples(reader, spec)
     _check_max_seq_len(reader, spec)
     _check_zero_grad(reader, spec)
+    _check_optimizer_impl(reader, spec)
     if model_known:
         _check_recompute_modules(reader, spec)
     if par.offload != "none" and spec.is_training and par.zero_stage == 0:
@@ -1648,6 +1679,19 @@ def _check_zero_grad(reader: _Reader, spec: WorkloadSpec) -> None:
             f"set_to_none frees nothing on training_stack {spec.training_stack}: "
             f"{_PERSISTENT_GRADIENT_STACKS[spec.training_stack]}; leave it in_place",
         )
+
+
+def _check_optimizer_impl(reader: _Reader, spec: WorkloadSpec) -> None:
+    """fused: torch's fused AdamW, which torch 1.13 does not have (torch/optim/adamw.py at 1.13.1 has no `fused`
+    argument; 2.0.1 adds _fused_adamw, both read in the PyPI wheels)."""
+    if spec.optimizer_impl != "fused":
+        return
+    if spec.optimizer != "adamw":
+        reader.error(
+            "optimizer_impl", f"fused is torch's fused AdamW: needs optimizer adamw, got {spec.optimizer}"
+        )
+    elif spec.torch_release is not None and spec.torch_release < (2, 0):
+        reader.error("optimizer_impl", f"torch {spec.torch_version} has no fused AdamW (added in 2.0)")
 
 
 def _check_reshard_after_forward(reader: _Reader, spec: WorkloadSpec) -> None:

@@ -195,6 +195,16 @@ def _frozen_output_layer(spec: WorkloadSpec) -> bool:
     return spec.uses_adapters and not (spec.lora is not None and "output" in spec.lora.modules_to_save)
 
 
+def output_copy_gemm_flops_per_token(spec: WorkloadSpec) -> float:
+    """The output copy's weight-gradient GEMM (2 x vocab x hidden FLOPs a token, in training_flops_per_token), which
+    runs at mfu.output_copy_gemm_efficiency rather than the step's MFU; 0 without an output copy."""
+    return (
+        0.0
+        if not spec.uses_adapters or _frozen_output_layer(spec)
+        else 2.0 * float(counts.output_layer_params(spec.model))
+    )
+
+
 def saved_module_pass_seconds(spec: WorkloadSpec, memory_bandwidth_gbps) -> np.ndarray:
     """A rank's seconds a step in the memory passes of lora.modules_to_save's copies besides their GEMMs, at the
     achieved share of the card's bandwidth (inf or NaN: 0). The embedding copy's backward writes a zero-filled
@@ -431,12 +441,17 @@ def training_throughput(
     vcpus_per_gpu=None,
     memory_bandwidth_gbps=None,
     recompute_share=None,
+    output_gemm_efficiency=None,
 ) -> dict[str, np.ndarray]:
     """Tokens/s, hours, communication share and every collective per step, per row.
 
     recompute_share: per row, the share of its FLOPs' time the forward full recomputation runs again costs at
     ``mfu`` (mfu.recompute_time_share), on rows without tensor or pipeline parallelism (the fit's rows); None: 1,
     the hardware count charged whole.
+
+    output_gemm_efficiency: per row, the share of the peak lora.modules_to_save's output copy's weight-gradient
+    GEMM runs at (mfu.output_copy_gemm_efficiency; NaN or None: the row's mfu). Its FLOPs are charged at
+    mfu / max(mfu, that) of their count, so the step's other terms (bubble, overheads) apply to it unchanged.
 
     memory_bandwidth_gbps: the card's HBM bandwidth, for the layout copies of DTensor's tensor-parallel
     collectives (parallelism.tp_implementation dtensor, dtensor_tp.py); None: no copy is counted.
@@ -491,7 +506,13 @@ def training_throughput(
     bubble = 1.0 + (pp - 1.0) / (vp * accumulation)  # interleaved 1F1B: v chunks a stage (assumptions)
     # the share only where the fit rows ran: data parallelism alone (FSDP / ZeRO, no tensor or pipeline split)
     share = np.where((tp == 1.0) & (pp == 1.0), _array(recompute_share, 1.0), 1.0)
-    compute_s = costed_flops_per_token(spec, share) * step_tokens / (gpus * peak * _array(mfu, 0.4))
+    row_mfu = _array(mfu, 0.4)
+    gemm_rate = _array(output_gemm_efficiency, np.nan)
+    gemm_rate = np.where(np.isnan(gemm_rate), row_mfu, np.maximum(gemm_rate, row_mfu))
+    costed = costed_flops_per_token(spec, share) - output_copy_gemm_flops_per_token(spec) * (
+        1.0 - row_mfu / gemm_rate
+    )
+    compute_s = costed * step_tokens / (gpus * peak * row_mfu)
     compute_s = compute_s * bubble * _step_overhead(spec) * _slowest_stage(spec, pp)
     compute_s = compute_s + bubble * _stated_kernel_attention_seconds(
         spec, compute_s / bubble, step_tokens, gpus, peak
@@ -599,8 +620,8 @@ def training_throughput(
     # pure-16-bit torch AdamW: the optimizer's and the clipping's passes over the rank's trainable state once a
     # step, after the gradients are in (optimizer_step.py); a share of a short step, nothing on long ones
     owned = np.where(zero >= 1, 1.0 / grad_ranks, 1.0)
-    optimizer_s = optimizer_step.seconds_per_step(spec, gradient_bytes, owned, hbm * 1e9)
-    optimizer_s = optimizer_s + optimizer_step.saved_module_seconds_per_step(spec, owned, hbm * 1e9)
+    optimizer_s = optimizer_step.seconds_per_step(spec, gradient_bytes, owned, hbm * 1e9, zero)
+    optimizer_s = optimizer_s + optimizer_step.saved_module_seconds_per_step(spec, owned, hbm * 1e9, zero)
     gpu_step_s = (
         compute_s + exposed_dp + exposed_tp_s + exposed_pp_s + exposed_cp_s + exposed_ep_s + optimizer_s
     )

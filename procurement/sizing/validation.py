@@ -26,7 +26,7 @@ from procurement.sizing.gpus import (
     tensor_parallel_over_nvlink,
 )
 from procurement.sizing.memory import memory_breakdown_scalar
-from procurement.sizing.mfu import default_mfu, recompute_time_share
+from procurement.sizing.mfu import default_mfu, output_copy_gemm_efficiency, recompute_time_share
 from procurement.sizing.serving_validation import earlier_rows, render_serving_section
 from procurement.sizing.spec import WorkloadSpec, parse_workload_spec
 from procurement.sizing.throughput import inference_throughput, training_throughput
@@ -916,6 +916,7 @@ def _training_rows(spec: WorkloadSpec, case: Case) -> dict[str, float]:
         mfu=default_mfu(spec, gpu),
         memory_bandwidth_gbps=gpu.memory_bandwidth_gbps,
         recompute_share=recompute_time_share(spec, gpu),
+        output_gemm_efficiency=output_copy_gemm_efficiency(spec, gpu),
     )
     return {key: float(np.asarray(value)) for key, value in rows.items()}
 

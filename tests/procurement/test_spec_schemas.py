@@ -51,7 +51,9 @@ def test_the_size_and_tco_operations_take_the_full_documents():
     assert tco_body == {"$ref": "#/components/schemas/TcoStudySpec"}
     # Last time only task and model (workload) and currency (study) were documented.
     assert (
-        len(components["WorkloadSpec"]["properties"]) == len(spec._TOP_KEYS) == 34  # maxlen; zgrad: zero_grad
+        len(components["WorkloadSpec"]["properties"])
+        == len(spec._TOP_KEYS)
+        == 36  # maxlen; zgrad: zero_grad; optstep: optimizer_impl, torch_version
     )  # stack26: training_stack; tt26: fp32_norm_inputs; bnb49: quantization
     assert components["TcoStudySpec"]["required"] == ["buy", "rent"]
     assert components["WorkloadSpec"]["required"] == ["model", "task"]

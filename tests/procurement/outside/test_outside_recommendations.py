@@ -298,6 +298,7 @@ def qwen_lora_spec(model: dict, seq: int, gpus: int, *, qlora: bool = False) -> 
         "parallelism": {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0},
         "gradient_accumulation_steps": 8,
         "training_tokens": 1e7,
+        "torch_version": "2.0",  # optstep: the README's "Pytorch 2.0" (foreach AdamW's two step temporaries)
     }
 
 
