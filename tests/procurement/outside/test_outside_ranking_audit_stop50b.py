@@ -232,3 +232,21 @@ def test_the_quoted_figures(bundled_catalog):
     assert tpot_ms(DSR1_PLAIN, MI300X) == pytest.approx(OURS["dsr1_mi300x_tpot"], rel=0.005)
     t = candidate(GAUDI3_70B, GAUDI3)["throughput"]
     assert t["decode_tokens_per_second_total"] == pytest.approx(OURS["gaudi3"], rel=0.005)
+
+
+@pytest.mark.django_db
+def test_the_runpod_8x_mi300x_row_runs_over_infinity_fabric_not_an_assumed_pcie(bundled_catalog):
+    """aud50b fix 2 (fix50b): the bundled catalog's runpod 8x_MI300X_SECURE states no link; before, its row
+    read 'GPU link ... not stated by the catalog: PCIe 5.0 x16 64 GB/s assumed'. The MI300X is made only as an
+    OAM module on AMD's 8-GPU Infinity Fabric baseboard (CDNA 3 white paper: seven links, "a fully connected
+    8-GPU system", 896 GB/s aggregate P2P = 7 x 64 GB/s each way), so its TP 8 all-reduce runs at 448 GB/s."""
+    from tests.procurement.outside.test_outside_recommendations_x26b import ranked
+
+    rows = [r for r in ranked(DSR1_PLAIN, 40) if r["instance_type"] == "8x_MI300X_SECURE"]
+    assert rows, "runpod 8x_MI300X_SECURE is ranked"
+    link = rows[0]["interconnect"]
+    assert (link["node_link_type"], link["node_link"]) == (
+        "infinity_fabric",
+        "Infinity Fabric, 7 x 64 GB/s each way",
+    )
+    assert "GPU link within 8x_MI300X_SECURE not stated by the catalog" not in str(rows[0])
