@@ -5,7 +5,9 @@ The facts are data, one row per instance-family pattern with its source (procure
 docs/cost-model.md "Interconnects"); this module only reads and matches them. Rules are tried in file
 order and the first whose provider and glob pattern match the instance type wins. An instance type no
 rule names, or a rule that states PCIe without a figure, gets PCIe x16 at the GPU's datasheet generation:
-a host link nobody states is PCIe until a source says otherwise. A rule without a fabric means the
+a host link nobody states is PCIe until a source says otherwise, unless the GPU itself is made only as a
+module on a scale-up baseboard (``MODULE_ONLY_LINKS``: MI300X, MI325X, B200), whose link the part's own
+datasheet states. A rule without a fabric means the
 instance is a single host: several of them cannot run one training job (no cluster interconnect).
 """
 
@@ -40,6 +42,23 @@ NODE_LINKS = ("nvlink", "infinity_fabric", "pcie")
 # an 8-GPU MI300X/MI325X platform): training tensor parallelism runs over them, as over NVLink
 SCALE_UP_LINKS = ("nvlink", "infinity_fabric")
 UNSTATED_SOURCE = "no interconnect rule names this instance type: PCIe assumed (docs/cost-model.md)"
+CDNA3_WHITE_PAPER = "https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/white-papers/amd-cdna-3-white-paper.pdf"
+HGX_PAGE = "https://www.nvidia.com/en-us/data-center/hgx/"
+# GPUs made only as a module on a scale-up baseboard, never as a PCIe card: an offer whose catalog names no
+# link (no rule, or a provider-wide rule that assumes PCIe) still runs over the baseboard's link, so the
+# part's datasheet states it (aud50b, issue 26 class 4: runpod 8x_MI300X_SECURE was sized on PCIe 5.0).
+#   MI300X / MI325X: OAM modules; "these seven high-bandwidth and low-latency AMD Infinity Fabric links ...
+#     form a fully connected 8-GPU system", "896 GB/s peak aggregate peer-to-peer" (CDNA 3 white paper):
+#     7 x 64 GB/s each way = 448 GB/s a GPU, as the Azure ND MI300X v5 row of interconnects.csv.
+#   B200: made only as an HGX/SXM module (NVLink 5, 1,800 GB/s = 900 each way), as the B200 rows there.
+# Not here: H100 SXM and H200, whose slugs also receive providers' bare "H100" / "H200" names while PCIe
+# (H100 PCIe, H100 NVL, H200 NVL) parts exist; GB200 (rack-scale, its own rules); MI250X (its 8-GPU
+# platforms are not a full mesh); Gaudi 3 (a PCIe card variant exists).
+MODULE_ONLY_LINKS = {
+    "mi300x": ("infinity_fabric", "Infinity Fabric, 7 x 64 GB/s each way", 448.0, CDNA3_WHITE_PAPER),
+    "mi325x": ("infinity_fabric", "Infinity Fabric, 7 x 64 GB/s each way", 448.0, CDNA3_WHITE_PAPER),
+    "b200": ("nvlink", "NVLink 5 (NVSwitch) 1800 GB/s", 900.0, HGX_PAGE),
+}
 
 
 class InterconnectTableError(LocatedInputError):
@@ -194,9 +213,17 @@ def _pcie(gpu: GpuSpec) -> tuple[str, float]:
 def resolve(
     provider: str, instance_type: str, gpu: GpuSpec, rules: tuple[InterconnectRule, ...] | None = None
 ) -> Interconnect:
-    """The links of ``instance_type`` (on ``provider``) carrying ``gpu``: the first matching rule, else PCIe."""
+    """The links of ``instance_type`` (on ``provider``) carrying ``gpu``: the first matching rule, else the
+    baseboard link of a module-only part, else PCIe."""
     rules = bundled_rules() if rules is None else rules
     rule = next((rule for rule in rules if rule.matches(provider or "", instance_type or "")), None)
+    module = MODULE_ONLY_LINKS.get(gpu.slug)
+    if module is not None and (
+        rule is None or (rule.node_link_basis == "assumed" and rule.node_link == "pcie")
+    ):
+        node_link, name, gbps, source = module
+        fabric, fabric_gbits = (rule.fabric, rule.fabric_gbits_per_instance or 0.0) if rule else ("", 0.0)
+        return Interconnect(node_link, name, gbps, fabric, fabric_gbits, source, stated=True)
     if rule is None:
         name, gbps = _pcie(gpu)
         return Interconnect(

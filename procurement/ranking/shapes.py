@@ -156,15 +156,19 @@ def link_rates(link: Interconnect, per_instance: float) -> tuple[float, float]:
     return node, fabric
 
 
+MESH_LINKS_PER_GPU = 7  # AMD's 8-GPU MI300X/MI325X platform: one Infinity Fabric link to each of 7 peers
+
+
 def mesh_share(group, per_instance, mesh) -> np.ndarray:
     """Share of the node link's stated per-GPU rate a collective over ``group`` GPUs of an instance drives.
     A full mesh (AMD's 8-GPU MI300X/MI325X platform: 7 Infinity Fabric links per GPU, one to each peer)
-    gives a group of k GPUs k - 1 of the n - 1 links (ROCm's MI300X tuning guide: collectives over fewer
-    than 8 GPUs "can only use a fraction of the potential bandwidth on the node"); a switched link (NVSwitch)
-    or PCIe gives every group the whole rate. A group of one moves nothing (one link keeps the division finite)."""
+    gives a group of k GPUs k - 1 of the 7 links (ROCm's MI300X tuning guide: collectives over fewer than 8
+    GPUs "can only use a fraction of the potential bandwidth on the node"); a 2- or 4-GPU slice of the
+    baseboard (runpod 2x / 4x_MI300X) keeps the same 7 x 64 GB/s links, so its pair drives 1 of 7. A switched
+    link (NVSwitch) or PCIe gives every group the whole rate. A group of one moves nothing (one link keeps the
+    division finite)."""
     links = np.maximum(np.asarray(group, dtype=float), 2.0) - 1.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.minimum(links / (np.asarray(per_instance, dtype=float) - 1.0), 1.0)
+    share = np.minimum(links / MESH_LINKS_PER_GPU, 1.0)
     return np.where(np.asarray(mesh) & (np.asarray(per_instance) > 1), share, 1.0)
 
 

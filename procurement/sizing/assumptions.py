@@ -402,6 +402,26 @@ INT4_DECODE_EFFICIENCY = Assumption(
     "gpt-fast README: Llama-2-7B int4 (group 32) reaches 862.69 GB/s against 1397.31 GB/s in bf16; "
     "used for NF4 too (bitsandbytes' NF4 kernels are no faster), an assumption.",
 )
+# vLLM's Marlin 4-bit GEMM (gptq_marlin; awq_marlin, the same kernel since vLLM 0.5.x converts a Marlin-compatible
+# AWQ checkpoint to it): IST-DASLab/marlin bench.py run by a vLLM reviewer on the Marlin integration PR
+# (vllm-project/vllm#2497, comment 2024-01-24, the 'ideal' shape, group 128): "batch=0001: ... GB/s=1158.601,
+# speedup=3.12" over torch.matmul in fp16 on the same card (the card is not named in the comment). The speedup is
+# the ratio of the two rates times the byte ratio: bench.py counts 4 bits a weight plus an fp16 scale per 128
+# (4.125 bits) against 16, so the int4 bytes move at 3.12 x 4.125 / 16 = 0.804 of the fp16 GEMM's rate. Its
+# batches 1-16 read 3.10-3.20 (0.80-0.83): flat, as decode at small batch is. The Marlin README's 3.87x ("close to
+# ideal", 1.0 here) is for a matrix built to partition ideally on an A10 with ECC off, shown only as a figure; real
+# (smaller) matrices run lower (its text). Not fitted on any Qwen row; held out: QwenLM/Qwen2.5 speed_benchmark.rst
+# vLLM 0.6.3 A100 rows (tests/procurement/outside/test_outside_ranking_audit_stop50b.py, the 72B AWQ TP 2 input 1
+# row -18.8% at 0.617).
+MARLIN_INT4_DECODE_EFFICIENCY = Assumption(
+    "marlin_int4_decode_bandwidth_efficiency",
+    round(3.12 * 4.125 / 16.0, 3),
+    "fraction of the 16-bit achieved bandwidth",
+    "vllm-project/vllm#2497 (Marlin integration), a reviewer's IST-DASLab/marlin bench.py run, batch 1, group 128: "
+    "speedup 3.12 over fp16 torch.matmul on the same card; 4.125 of 16 bits a weight moved, so the 4-bit bytes "
+    "move at 3.12 x 4.125 / 16 = 0.804 of the fp16 rate (card not named in the comment). Applies where "
+    "inference.quant_kernel is marlin (vLLM's gptq_marlin / awq_marlin).",
+)
 # QLoRA on GPTQ int4 (lora46): AutoGPTQ's eager unpacking (qlinear_cuda_old QuantLinear.forward at 128 rows or more:
 # bitwise_right_shift of the expanded packed int32, .to(int8), bitwise_and, weight - zeros, scales * (...): 16.5 bytes
 # a weight, qlora_dequant.py) does not run at the 0.70 that streaming reads reach (its inputs are broadcast, expand /
@@ -2038,6 +2058,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     ACHIEVED_BANDWIDTH,
     INT8_DECODE_EFFICIENCY,
     INT4_DECODE_EFFICIENCY,
+    MARLIN_INT4_DECODE_EFFICIENCY,
     GPTQ_EAGER_UNPACK_BANDWIDTH,
     BNB_NF4_UNPACK_BANDWIDTH,
     PREFILL_EFFICIENCY_AMPERE,

@@ -80,10 +80,12 @@ KV_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8")
 FP8_RECIPES = ("transformer_engine", "torchao")
 # inference.engine: the serving stack's decode loop (serving_host.py)
 SERVING_ENGINES = ("compiled", "hf_eager", "vllm_v0")
-# inference.quant_kernel: the kernel library an hf_eager loop runs quantized linears on (serving_host.py):
-# unstated (a quantized linear costs the host what a BF16 one does) or exllama (AutoGPTQ / transformers' GPTQ
-# exllama 4-bit kernel, at its measured single-stream step ratio to fp16)
-QUANT_KERNELS = ("unstated", "exllama")
+# inference.quant_kernel: the kernel library that runs the quantized linears: unstated (a quantized linear costs
+# the host what a BF16 one does; int4 read at int4_decode_bandwidth_efficiency), exllama (an hf_eager loop's
+# AutoGPTQ / transformers' GPTQ exllama 4-bit kernel, at its measured single-stream step ratio to fp16: serving_host.py)
+# or marlin (vLLM's gptq_marlin / awq_marlin 4-bit GEMM, compiled or vllm_v0 engines: int4 weights read at
+# marlin_int4_decode_bandwidth_efficiency, throughput.DECODE_EFFICIENCY_BY_KERNEL)
+QUANT_KERNELS = ("unstated", "exllama", "marlin")
 # model.eager_layer: the decoder layer whose kernels an hf_eager loop issues (serving_host.EAGER_LAYER_KERNELS)
 # (unstated: the preset's architecture, presets.PRESET_EAGER_LAYERS, else llama). Qwen-1 has three counts (fix47h):
 # qwen1 (flash-attn with its optional fused rms_norm, 23), qwen1_unfused_norm (flash-attn 2 without csrc/layer_norm,
@@ -293,7 +295,7 @@ class InferenceSpec:
     # a step is its GPU work), "hf_eager" (transformers generate in eager PyTorch: a host floor a token) or "vllm_v0"
     # (vLLM's V0 engine loop, 0.6.x: CUDA graphs plus the loop's serial host time a step, vllm_v0_step_host_s).
     engine: str = "compiled"
-    # The library that runs an hf_eager loop's quantized linears (QUANT_KERNELS, serving_host.QUANT_KERNEL_STEP_RATIO)
+    # The library that runs the quantized linears (QUANT_KERNELS: exllama in an hf_eager loop, marlin in vLLM)
     quant_kernel: str = "unstated"
     # transformers' attn_implementation of an hf_eager loop (ATTN_IMPLEMENTATIONS, serving_host.kv_cache_passes)
     attn_implementation: str = "unstated"
@@ -1495,6 +1497,15 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             "exllama runs 4-bit GPTQ weights in an eager transformers loop: it needs task inference, "
             f"weight_quantization int4 and inference.engine hf_eager (got {spec.task}, "
             f"{spec.weight_quantization}, {spec.inference.engine})",
+        )
+    if spec.inference.quant_kernel == "marlin" and (
+        spec.task != "inference" or spec.weight_quantization != "int4" or spec.inference.engine == "hf_eager"
+    ):
+        reader.error(
+            "inference.quant_kernel",
+            "marlin is vLLM's 4-bit GEMM (gptq_marlin / awq_marlin): it needs task inference, weight_quantization "
+            f"int4 and inference.engine compiled or vllm_v0 (got {spec.task}, {spec.weight_quantization}, "
+            f"{spec.inference.engine})",
         )
     # Fields that only an eager transformers decode loop reads: stated elsewhere they would silently do nothing.
     eager_loop = spec.task == "inference" and spec.inference.engine == "hf_eager"

@@ -59,6 +59,7 @@ from procurement.sizing.assumptions import (
     GRADIENT_SYNC_LAST_MICRO_BATCH,
     INT4_DECODE_EFFICIENCY,
     INT8_DECODE_EFFICIENCY,
+    MARLIN_INT4_DECODE_EFFICIENCY,
     NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
     PCIE_HOP_LATENCY,
@@ -972,6 +973,18 @@ DECODE_EFFICIENCY = {
     "int4": INT4_DECODE_EFFICIENCY.value,
     "nf4": INT4_DECODE_EFFICIENCY.value,
 }
+# (weight format, inference.quant_kernel) -> its own read rate where the kernel states one: vLLM's Marlin 4-bit GEMM
+# (assumptions.MARLIN_INT4_DECODE_EFFICIENCY, vllm-project/vllm#2497's bench.py run)
+DECODE_EFFICIENCY_BY_KERNEL = {("int4", "marlin"): MARLIN_INT4_DECODE_EFFICIENCY.value}
+
+
+def decode_efficiency(spec: WorkloadSpec) -> float:
+    """The fraction of the 16-bit read rate a decode step reads ``spec``'s quantized weights at: the stated
+    kernel's (DECODE_EFFICIENCY_BY_KERNEL), else the weight format's (DECODE_EFFICIENCY), 1 for 16-bit weights."""
+    quantization = spec.weight_quantization
+    kernel = getattr(spec.inference, "quant_kernel", "unstated")
+    by_kernel = DECODE_EFFICIENCY_BY_KERNEL.get((quantization, kernel))
+    return by_kernel if by_kernel is not None else DECODE_EFFICIENCY.get(quantization, 1.0)
 
 
 def routed_experts_touched(model, tokens: float) -> float:
@@ -1007,7 +1020,7 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
         per_weight = state.weight_bytes / model.params if expert_bytes is None else expert_bytes
         weight_read -= expert_params * (1.0 - touched) * per_weight
     # Quantized weights cost more time per byte (dequantization): count them as bandwidth-equivalent bytes.
-    weight_read /= DECODE_EFFICIENCY.get(spec.weight_quantization, 1.0)
+    weight_read /= decode_efficiency(spec)
     inference = spec.inference
     average_context = inference.prompt_tokens + inference.output_tokens / 2.0
     kv_read = counts.kv_elems_per_token(model) * DTYPE_BYTES[inference.kv_cache_dtype]

@@ -183,7 +183,8 @@ KNOB_LABELS = {
     ),
     "quant_kernel": (
         "Quantized-linear kernel",
-        "hf_eager with int4 weights: unstated / exllama (GPTQ exllama: host floor 0.912 of fp16, GPU time a stream's row)",
+        "int4 weights: unstated / exllama (hf_eager, GPTQ exllama: host floor 0.912 of fp16, GPU time a stream's row) / "
+        "marlin (vLLM's gptq_marlin / awq_marlin: 4-bit weights read at 0.804 of the 16-bit rate)",
     ),
     "attn_implementation": (
         "Attention implementation",

@@ -73,7 +73,8 @@ def test_documented_gpuhunt_families_get_their_stated_link_and_fabric(
     [
         ("oci", "BM.GPU.H200.8", "h200-sxm-141gb"),  # no Oracle page stating its link was found
         ("digitalocean", "gpu-h100x8-640gb", "h100-sxm5-80gb"),  # multi-node fabric by contract, no rate
-        ("hotaisle", "bm-mi300x-8", "mi300x"),
+        # hotaisle bm-mi300x-8: the MI300X's OAM baseboard states its link since aud50b
+        # (test_ranking_infinity_fabric.py::test_mi300x_hosts_no_page_states_run_over_the_oam_baseboards_infinity_fabric)
         ("vultr", "vbm-8x-h100-sxm", "h100-sxm5-80gb"),
     ],
 )
@@ -222,7 +223,8 @@ def test_bundled_names_and_pcie_cards_get_their_stated_link(provider, instance_t
 @pytest.mark.parametrize(
     ("provider", "instance_type", "gpu"),
     [
-        ("runpod", "8x_MI300X_SECURE", "mi300x"),  # no RunPod page on the MI300X hosts' GPU link was found
+        # runpod 8x_MI300X_SECURE: no RunPod page states the link, but the MI300X is made only as an OAM module
+        # on AMD's Infinity Fabric baseboard, which states it (aud50b; test_ranking_infinity_fabric.py)
         ("seeweb", "ECS8GPU10", "h200-sxm-141gb"),  # Seeweb's H200: SXM or NVL not stated
         ("seeweb", "ECS1GPU12", "rtx-5090"),  # a type no rule names (the RTX PRO 6000 row; any GPU stands in)
         ("lium", "H100_1x", "h100-sxm5-80gb"),  # bare 'H100': the form is not stated

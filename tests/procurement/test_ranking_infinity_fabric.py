@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from procurement.ranking import RankingOptions, rank_workload
-from procurement.ranking.interconnects import UNSTATED_SOURCE, bundled_rules, resolve
+from procurement.ranking.interconnects import CDNA3_WHITE_PAPER, UNSTATED_SOURCE, bundled_rules, resolve
 from procurement.ranking.shapes import mesh_share
 from procurement.sizing import parse_workload_spec
 from tests.procurement.test_ranking import GPUS, NOW, _offer
@@ -70,14 +70,26 @@ def test_azure_mi300x_host_resolves_to_its_stated_infinity_fabric_and_infiniband
     ("provider", "instance_type"),
     [("oci", "BM.GPU.MI300X.8"), ("runpod", "8x_MI300X_SECURE"), ("hotaisle", "bm-mi300x-8")],
 )
-def test_mi300x_hosts_no_page_states_stay_unknown(provider, instance_type):
+def test_mi300x_hosts_no_page_states_run_over_the_oam_baseboards_infinity_fabric(provider, instance_type):
+    # aud50b (stop 50): the MI300X is made only as an OAM module on AMD's 8-GPU Infinity Fabric baseboard (the
+    # white paper above), so a host whose catalog states no link cannot be PCIe: the part states its link
     link = resolve(provider, instance_type, GPUS["mi300x"])
-    assert (link.node_link, link.stated, link.scale_up, link.source_url) == (
-        "pcie",
-        False,
-        False,
-        UNSTATED_SOURCE,
+    assert (link.node_link, link.node_name, link.node_gbps_per_direction) == (
+        "infinity_fabric",
+        "Infinity Fabric, 7 x 64 GB/s each way",
+        448.0,
     )
+    assert (link.stated, link.scale_up, link.mesh, link.has_fabric) == (True, True, True, False)
+    assert link.source_url == CDNA3_WHITE_PAPER
+
+
+def test_a_pcie_or_ambiguous_part_no_page_states_stays_pcie_assumed():
+    # H200 (an H200 NVL PCIe card exists, and vast's bare "H200" maps to the SXM slug) and the H100 PCIe keep
+    # the PCIe default; B200, made only as an HGX module, takes its NVLink 5 baseboard
+    assert resolve("hotaisle", "x-8", GPUS["h200-sxm-141gb"]).source_url == UNSTATED_SOURCE
+    assert resolve("hotaisle", "x-8", GPUS["h100-pcie-80gb"]).node_link == "pcie"
+    b200 = resolve("hotaisle", "x-8", GPUS["b200"])
+    assert (b200.node_link, b200.node_gbps_per_direction, b200.stated) == ("nvlink", 900.0, True)
 
 
 def test_an_8_x_mi300x_host_offers_tp_8_with_the_all_reduce_at_the_stated_rate():
@@ -120,10 +132,19 @@ def test_mesh_share_counts_links_and_leaves_switched_links_whole():
     assert share.tolist() == pytest.approx([1 / 7, 1 / 7, 3 / 7, 1.0, 1.0])
 
 
-def test_the_unknown_mi300x_host_trains_without_tensor_parallelism():
+def test_the_mi300x_host_no_page_states_trains_tp_8_over_its_baseboard_like_the_stated_one():
+    # before aud50b it trained data parallel only (PCIe assumed); the OAM baseboard gives it Azure's link
     rows = _rank()
-    assert not _rows(rows, "BM.GPU.MI300X.8", plan="tensor_parallel")
-    assert _rows(rows, "BM.GPU.MI300X.8", instances=1, plan="data_parallel")
+    oci, azure = (_rows(rows, t, instances=1, plan="tensor_parallel") for t in ("BM.GPU.MI300X.8", AZURE))
+    assert len(oci) == 1 and oci[0]["interconnect"]["node_link_type"] == "infinity_fabric"
+    assert oci[0]["hours"] == pytest.approx(azure[0]["hours"])
+
+
+def test_a_two_gpu_slice_of_the_mesh_drives_one_of_its_seven_links():
+    # runpod 2x / 4x_MI300X pods are slices of the 8-GPU baseboard: a pair talks over its one 64 GB/s link
+    assert mesh_share(np.array([2, 4]), np.array([2, 4]), np.array([True, True])).tolist() == pytest.approx(
+        [1 / 7, 3 / 7]
+    )
 
 
 def test_it_matches_the_per_offer_loop_on_the_mesh():

@@ -157,7 +157,31 @@ def test_exllama_needs_4_bit_weights_in_an_eager_loop(quantization, engine):
 
 def test_an_unknown_kernel_is_refused_by_path():
     with pytest.raises(WorkloadSpecError, match="inference.quant_kernel"):
-        _spec("marlin")
+        _spec("machete", engine="compiled")
+
+
+# fix50b (aud50b fix 3): marlin, vLLM's gptq_marlin / awq_marlin 4-bit GEMM. vllm-project/vllm#2497 (Marlin
+# integration), a reviewer's IST-DASLab/marlin bench.py run, batch 1, group 128: "speedup=3.12" over fp16
+# torch.matmul; bench.py moves 4 bits + 16 / 128 a weight against 16, so 3.12 x 4.125 / 16 = 0.8044 of the 16-bit rate
+MARLIN_RATE = 3.12 * 4.125 / 16
+
+
+def test_marlin_reads_4_bit_weights_at_its_measured_rate():
+    from procurement.sizing.throughput import decode_efficiency, decode_read_bytes
+
+    marlin, unstated = _spec("marlin", engine="compiled"), _spec(engine="compiled")
+    assert decode_efficiency(marlin) == pytest.approx(MARLIN_RATE, abs=5e-4)
+    assert decode_efficiency(unstated) == pytest.approx(0.617)  # gpt-fast's group-32 int4, unchanged
+    # the same stored bytes, read 0.617 / 0.804 as long in bandwidth-equivalent bytes
+    assert decode_read_bytes(marlin, 1)[0] == pytest.approx(decode_read_bytes(unstated, 1)[0] * 0.617 / 0.804)
+
+
+@pytest.mark.parametrize(
+    ("quantization", "engine"), [("none", "compiled"), ("int8", "vllm_v0"), ("int4", "hf_eager")]
+)
+def test_marlin_needs_4_bit_weights_in_a_vllm_engine(quantization, engine):
+    with pytest.raises(WorkloadSpecError, match="inference.quant_kernel"):
+        _spec("marlin", quantization=quantization, engine=engine)
 
 
 def test_the_form_states_a_non_default_kernel_only():
@@ -170,3 +194,5 @@ def test_the_form_states_a_non_default_kernel_only():
     }
     assert "quant_kernel" not in spec_from_knobs(form)["inference"]
     assert spec_from_knobs(form | {"quant_kernel": "exllama"})["inference"]["quant_kernel"] == "exllama"
+    vllm = form | {"serving_engine": "vllm_v0", "quant_kernel": "marlin"}
+    assert spec_from_knobs(vllm)["inference"]["quant_kernel"] == "marlin"
