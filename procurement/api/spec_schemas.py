@@ -505,7 +505,8 @@ class WorkloadImageSerializer(serializers.Serializer):
     )
     quantize_text_encoders = _flag(
         "Inference: weight_quantization (or an fp8/int8/fp4 precision, which otherwise keeps them 16-bit) also "
-        "quantizes the text encoders (diffusers PipelineQuantizationConfig)"
+        "quantizes the text encoders (diffusers PipelineQuantizationConfig). Training: the frozen T5 encoder in 8 "
+        "bits (ai-toolkit's quantize_te)"
     )
     nf4_double_quant = _flag(
         "weight_quantization nf4: bitsandbytes' double quantization of the block scales, QLoRA's recipe, 4.127 "

@@ -615,7 +615,11 @@ def recomputed_bytes(
 
 def _text_encoder_quantized_bytes(spec: WorkloadSpec) -> float | None:
     """Bytes per quantized text-encoder weight where the encoders can be quantized (the format's bits / 8
-    under weight_quantization, the precision's bytes in a low-bit generation); None where neither applies."""
+    under weight_quantization, the precision's bytes in a low-bit generation; in training, 8 bits whatever
+    the denoiser's format: ai-toolkit's qtype_te defaults to "qfloat8", config_modules.py @016777ac, at
+    int8's bytes); None where neither applies."""
+    if spec.is_training:
+        return QUANT_BITS["int8"] / 8 if spec.image.quantize_text_encoders else None
     if spec.weight_quantization != "none":
         return image_quantized_bytes(spec)
     if image_model.is_low_bit_generation(spec):

@@ -92,7 +92,6 @@ _INFERENCE_ONLY = {
     "vae_tiling",
     "text_encoder_offload",
     "weight_quantization",
-    "quantize_text_encoders",
     "nf4_double_quant",
     "images",
     "unfused_lora_rank",

@@ -189,13 +189,34 @@ def lora_params(spec) -> float:
     """Adapter parameters r x (d_in + d_out) over the denoiser's attention projections (`attention`) or
     every linear of its transformer blocks (`all-linear`); ViTs as their q/k/v/o (+ MLP). With
     `image.train_text_encoder`, the text encoders' q/k/v/out projections get adapters too (diffusers'
-    DreamBooth LoRA scripts' text-encoder targets)."""
+    DreamBooth LoRA scripts' text-encoder targets), and under `all-linear` their MLP's linears as well
+    (text_encoder_mlp_linears)."""
     if not spec.uses_adapters or spec.lora is None:
         return 0.0
     encoders = 0.0
     if spec.image.train_text_encoder:
-        encoders = sum(e["layers"] * spec.lora.rank * 4 * 2 * e["hidden"] for e in text_encoders(spec))
+        rank = spec.lora.rank
+        for e in text_encoders(spec):
+            mlp = text_encoder_mlp_linears(spec, e) * rank * (e["hidden"] + e["ffn"])
+            encoders += e["layers"] * (rank * 4 * 2 * e["hidden"] + mlp)
     return encoders + _network_lora_params(spec)
+
+
+def text_encoder_mlp_linears(spec, encoder: dict) -> int:
+    """Adapted MLP linears a trained text-encoder layer adds under `all-linear`: kohya-ss sd-scripts
+    networks/lora.py targets TEXT_ENCODER_TARGET_REPLACE_MODULE = ["CLIPAttention", "CLIPMLP"], every
+    Linear inside them: q/k/v/out and fc1/fc2 (a gated T5 layer's wi_0/wi_1/wo: 3). SDXL: CLIP-L 12 x 6 = 72,
+    OpenCLIP bigG 32 x 6 = 192 (aud50i's count). 0 under `attention` (diffusers' q/k/v/out targets)."""
+    if spec.image.lora_targets != "all-linear":
+        return 0
+    return 3 if encoder.get("gated") else 2
+
+
+# kohya-ss sd-scripts networks/lora.py: UNET_TARGET_REPLACE_MODULE = ["Transformer2DModel"], every Linear
+# (and 1x1 Conv2d) inside it, so under `all-linear` each Transformer2DModel's proj_in and proj_out
+# (channels -> channels; Linear in SDXL, use_linear_projection; 1x1 conv in SD 1.x) besides its blocks'
+# attention and GEGLU linears: SDXL 11 Transformer2DModels x 2 + 70 blocks x 10 = 722 (aud50i's count).
+UNET_PROJ_LINEARS_PER_TRANSFORMER = 2
 
 
 def _network_lora_params(spec) -> float:
@@ -217,6 +238,8 @@ def _network_lora_params(spec) -> float:
             attention = 4 * 2 * c + 2 * c + 2 * (ctx + c) + 2 * c
             mlp = (c + 8 * c) + (4 * c + c) if every else 0
             total += uses * d["transformer_layers"][level] * rank * (attention + mlp)
+            if every:
+                total += uses * UNET_PROJ_LINEARS_PER_TRANSFORMER * rank * 2 * c
         return float(total)
     h, r = d["hidden"], d["mlp_ratio"]
     if d["kind"] == "video_dit":  # self q/k/v/o, cross q/o, cross k/v from the caption width (+ MLP)
@@ -231,12 +254,14 @@ def lora_layers(spec) -> float:
     """Adapted linears of `lora_params`' targets, one adapter (an A and a B matrix) each: a UNet
     transformer block's attn1 and attn2 q/k/v/out (8; `all-linear` adds the GEGLU in and out), a DiT's
     q/k/v/out per stream of a joint block and q/k/v of a single block (+ the MLP's two under `all-linear`),
-    a ViT block's q/k/v/o (+ 2), the text encoders' q/k/v/out under `image.train_text_encoder`."""
+    a ViT block's q/k/v/o (+ 2), the text encoders' q/k/v/out under `image.train_text_encoder` (+ their MLP's
+    under `all-linear`, text_encoder_mlp_linears); a UNet's Transformer2DModel proj_in / proj_out under
+    `all-linear` (UNET_PROJ_LINEARS_PER_TRANSFORMER)."""
     if not spec.uses_adapters or spec.lora is None:
         return 0.0
     encoders = 0.0
     if spec.image.train_text_encoder:
-        encoders = sum(e["layers"] * 4.0 for e in text_encoders(spec))
+        encoders = sum(e["layers"] * (4.0 + text_encoder_mlp_linears(spec, e)) for e in text_encoders(spec))
     entry = image_preset(spec.model.image_arch.slug)
     mlp = 2 if spec.image.lora_targets == "all-linear" else 0
     if entry["family"] == "vision":
@@ -245,13 +270,15 @@ def lora_layers(spec) -> float:
         return encoders
     d = entry["denoiser"]
     if d["kind"] == "unet":
-        blocks = 0.0
+        blocks = transformers = 0.0
         for level in range(len(d["block_out_channels"])):
             uses = d["layers_per_block"] * 2 + 1 if d["attention"][level] else 0
             if level == len(d["block_out_channels"]) - 1:
                 uses += 1
             blocks += uses * d["transformer_layers"][level]
-        return encoders + blocks * (8 + mlp)
+            transformers += uses
+        proj = UNET_PROJ_LINEARS_PER_TRANSFORMER * transformers if mlp else 0.0
+        return encoders + blocks * (8 + mlp) + proj
     if d["kind"] == "video_dit":
         return encoders + float(d["layers"] * (8 + mlp))
     return encoders + float(d["joint_blocks"] * 2 * (4 + mlp) + d["single_blocks"] * (3 + mlp))
@@ -298,10 +325,26 @@ def quantizes_text_encoders(spec) -> bool:
     encoders: in inference where image.quantize_text_encoders says so. diffusers' pipeline-level
     PipelineQuantizationConfig quantizes the components it is given, and the HF quantization guide
     (huggingface/blog diffusers-quantization.md) quantizes FLUX's transformer AND its T5 text_encoder_2.
-    Training scripts load the encoders in the 16-bit weight_dtype (or cache their outputs): never quantized
-    there."""
+    Training: diffusers' and kohya's scripts load the encoders in the 16-bit weight_dtype (or cache their
+    outputs); ai-toolkit holds the frozen T5 in 8 bits (training_quantized_text_encoders), which
+    image.quantize_text_encoders states on a training spec."""
+    if spec.is_training:
+        return spec.image.quantize_text_encoders and bool(training_quantized_text_encoders(spec))
     quantized = spec.weight_quantization != "none" or is_low_bit_generation(spec)
-    return not spec.is_training and quantized and spec.image.quantize_text_encoders
+    return quantized and spec.image.quantize_text_encoders
+
+
+def training_quantized_text_encoders(spec) -> list[dict]:
+    """The frozen text encoders a training run holds in 8 bits under image.quantize_text_encoders: the T5
+    encoders only. ostris/ai-toolkit toolkit/stable_diffusion_model.py (stored version, read_file id
+    6962302512), FLUX: `if self.model_config.quantize_te: quantize(text_encoder_2, ...); freeze(...)` on the
+    T5EncoderModel loaded in the run's dtype, then CLIP loaded and kept in that dtype; config_modules.py
+    @016777ac: `quantize_te = kwargs.get("quantize_te", self.quantize)`, `qtype_te = kwargs.get("qtype_te",
+    "qfloat8")`. Empty where the encoders are not resident (outputs cached) or are trained."""
+    if not spec.is_training or caches_text_embeddings(spec) or spec.image.train_text_encoder:
+        return []
+    names = image_preset(spec.model.image_arch.slug).get("text_encoders", [])
+    return [component(name) for name in names if name.startswith("t5-")]
 
 
 LOW_BIT_GENERATION_PRECISIONS = ("fp8", "int8", "fp4")
@@ -334,8 +377,12 @@ def text_encoder_quantization_saving_bytes(spec, frozen_bytes: float, quantized_
     if not quantizes_text_encoders(spec) or spec.image.text_encoder_offload:
         return 0.0
     saved = 0.0
-    for encoder in text_encoders(spec):
-        fp32_kept = encoder.get("fp32_under_quantization_params", 0.0)
+    # Training (ai-toolkit): optimum-quanto's quantize() replaces every nn.Linear of the T5 loaded in the
+    # run's 16-bit dtype without a transformers quantizer, so no `wo` is kept in fp32 (transformers keeps
+    # _keep_in_fp32_modules only under a quantizer or an fp16 load); its embedding (an nn.Embedding) stays.
+    quantized_encoders = training_quantized_text_encoders(spec) if spec.is_training else text_encoders(spec)
+    for encoder in quantized_encoders:
+        fp32_kept = 0.0 if spec.is_training else encoder.get("fp32_under_quantization_params", 0.0)
         quantized = encoder["params_published"] - encoder["vocab"] * encoder["hidden"] - fp32_kept
         saved += quantized * (frozen_bytes - quantized_bytes)
         saved -= fp32_kept * (4.0 - frozen_bytes)
@@ -1780,9 +1827,10 @@ def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_
     pass at the achieved bandwidth; with `flash_attention: false` the scores' forward and backward bytes
     (eager_score_training_bytes); and where the host's kernels (forward_kernels x the passes, at
     EAGER_KERNEL_HOST_SECONDS, plus the LoRA adapters' kernels, lora_training_kernels, and a per-tensor
-    optimizer loop's host time, optimizer_host_seconds) outlast the micro-batch's GPU work
+    optimizer loop's host time, optimizer_host_seconds, and the trained text encoders' kernels,
+    trained_text_encoder_forward_kernels x the passes) outlast the micro-batch's GPU work
     (`compute_seconds_per_image` x its images + this traffic), the difference. Left out: the frozen VAE
-    encoder's and text encoders' elementwise passes and kernels, and a full fine-tune's or a foreach
+    encoder's and frozen text encoders' elementwise passes and kernels, and a full fine-tune's or a foreach
     optimizer's step. 0 for fused stacks, detectors (their step
     efficiency is fitted on whole Ultralytics/YOLOv5 steps) and without a bandwidth."""
     if spec.image.fused_kernels or not bandwidth_bytes or is_detector(spec) or not spec.is_training:
@@ -1798,8 +1846,10 @@ def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_
     gpu = compute_seconds_per_image * spec.micro_batch_size + traffic_seconds
     kernels = network_forward_kernels(spec) * passes
     host = kernels * EAGER_KERNEL_HOST_SECONDS.value
-    if kernels:  # networks with a kernel count: their adapters' kernels and the optimizer's loop too
-        host += lora_training_kernels(spec) * EAGER_KERNEL_HOST_SECONDS.value + optimizer_host_seconds(spec)
+    if kernels:  # networks with a kernel count: their adapters', trained encoders' and optimizer's too
+        encoders = trained_text_encoder_forward_kernels(spec) * passes
+        host += (lora_training_kernels(spec) + encoders) * EAGER_KERNEL_HOST_SECONDS.value
+        host += optimizer_host_seconds(spec)
     host = max(0.0, host - float(gpu))
     return (traffic_seconds + host) / spec.micro_batch_size
 
@@ -1821,6 +1871,42 @@ LORA_BACKWARD_KERNELS = 6.0
 # add_(eps) (2); addcdiv_stochastic_ (to fp32, addcdiv, 4 of copy_stochastic_: 6); p.clone (1);
 # add_stochastic_(p, shift) (6); buffer.sub_ (1) and add_stochastic_(shift, ...) (6) = 31.
 BF16_ADAMW_OPS_PER_TENSOR = 31.0
+# Tensor ops of one transformers Adafactor step on one factored (2-D) tensor, a per-tensor Python loop
+# (huggingface/transformers src/transformers/optimization.py Adafactor.step, stored version 005edacb; kohya
+# sd-scripts' train_util.get_optimizer builds transformers.optimization.Adafactor with relative_step and
+# scale_parameter at their defaults, True), no first moment, no weight decay (the defaults): _rms(p) (norm, div
+# by sqrt(numel): 2); _get_lr's max(eps2, RMS) (a 0-d tensor comparison: 1) and param_scale x rel_step_sz (1);
+# grad**2 + eps1 (2); row and column: mean, mul_, add_ (3 each: 6); _approx_sq_grad: row mean, div, rsqrt_,
+# col rsqrt, torch.mul (5); update.mul_(grad) (1); the clip: _rms(update) (2), / clip_threshold, clamp_,
+# update.div_ (3); update.mul_(lr) (1); p_data_fp32.add_(-update) (neg, add_: 2) = 26. On 16-bit tensors
+# (master_weights_fp32 false) grad.float(), p.float() and p.copy_ add 3 (ADAFACTOR_16BIT_CAST_OPS). Left out:
+# the host sync of max()'s truth test on a CUDA tensor (one a tensor, not sized) and the foreach grad clip.
+ADAFACTOR_OPS_PER_TENSOR = 26.0
+ADAFACTOR_16BIT_CAST_OPS = 3.0
+
+
+# Kernels one eager CLIP text-encoder layer launches in a forward, counted from transformers 4.30.2 (the
+# release kohya-ss sd-scripts pinned at b99cd2a9, 2023-09-20: requirements.txt transformers==4.30.2)
+# models/clip/modeling_clip.py CLIPEncoderLayer: layer_norm1 (1); CLIPAttention: q_proj and `* self.scale`
+# (2), k_proj and v_proj (2), _shape's `.transpose(1, 2).contiguous()` copies of q, k, v (3), bmm (1), the
+# causal mask's add (1; kohya passes no padding mask), softmax (1), dropout at p 0.0 (none: ATen returns the
+# input), bmm (1), the transpose + reshape copy (1), out_proj (1); the residual add (1); layer_norm2 (1);
+# CLIPMLP fc1 (1), the activation, fc2 (1); the residual add (1): 20 with GELU (one kernel: OpenCLIP bigG,
+# SDXL text_encoder_2/config.json hidden_act "gelu"), 22 with quick_gelu (`input * torch.sigmoid(1.702 *
+# input)`: 3; openai/clip-vit-large-patch14 text_config hidden_act "quick_gelu"). Left out: each encoder's
+# embeddings, causal-mask build, final norm and pooling (~8 kernels an encoder). T5 encoders: not counted.
+TEXT_ENCODER_LAYER_KERNELS = {"clip-vit-l-14-text": 22.0, "openclip-vit-bigg-14-text": 20.0}
+
+
+def trained_text_encoder_forward_kernels(spec) -> float:
+    """Forward kernels of the text encoders a training step trains (image.train_text_encoder: kohya's
+    networks.lora adapters on them, or a full fine-tune's), layers x TEXT_ENCODER_LAYER_KERNELS; they run a
+    forward and a backward each step as the network does (TRAINING_KERNEL_PASSES). 0 where none is trained
+    (frozen encoders' forwards are left out of the floor)."""
+    if not spec.is_training or not spec.image.train_text_encoder:
+        return 0.0
+    names = image_preset(spec.model.image_arch.slug).get("text_encoders", [])
+    return sum(component(n)["layers"] * TEXT_ENCODER_LAYER_KERNELS.get(n, 0.0) for n in names)
 
 
 def lora_training_kernels(spec) -> float:
@@ -1836,8 +1922,16 @@ def optimizer_host_seconds(spec) -> float:
     AdamW (SimpleTuner's adamw_bf16): 2 tensors an adapted layer x BF16_ADAMW_OPS_PER_TENSOR x
     OPTIMIZER_OP_HOST_SECONDS. 0 otherwise: torch.optim.AdamW on fp32 adapters defaults to its foreach
     implementation on CUDA (torch/optim/optimizer.py _default_to_fused_or_foreach), a few multi-tensor
-    kernels for all the adapters; full training's step is not counted here either."""
-    if not spec.uses_adapters or spec.master_weights_fp32 or spec.optimizer != "adamw":
+    kernels for all the adapters; full training's step is not counted here either. transformers'
+    Adafactor (kohya sd-scripts' optimizer_type Adafactor) steps every tensor in a Python loop whatever the
+    dtype: 2 tensors an adapted layer x ADAFACTOR_OPS_PER_TENSOR (+ ADAFACTOR_16BIT_CAST_OPS on 16-bit
+    adapters) x OPTIMIZER_OP_HOST_SECONDS."""
+    if not spec.uses_adapters:
+        return 0.0
+    if spec.optimizer == "adafactor":
+        ops = ADAFACTOR_OPS_PER_TENSOR + (0.0 if spec.master_weights_fp32 else ADAFACTOR_16BIT_CAST_OPS)
+        return 2.0 * lora_layers(spec) * ops * OPTIMIZER_OP_HOST_SECONDS.value
+    if spec.master_weights_fp32 or spec.optimizer != "adamw":
         return 0.0
     return 2.0 * lora_layers(spec) * BF16_ADAMW_OPS_PER_TENSOR * OPTIMIZER_OP_HOST_SECONDS.value
 

@@ -1440,6 +1440,78 @@ def _check_loader_fields(reader: _Reader, spec, arch: ImageArchitecture) -> None
         )
 
 
+# image fields that act in a generation only, stated away from their default (the reason in the error)
+_INFERENCE_ONLY_IMAGE = {
+    "steps": "a generation's denoising steps; a training run counts image.train_steps or image.epochs",
+    "guidance": "a generation's guidance; a training step runs the denoiser once a sample",
+    "vae_tiling": "tiles a generation's VAE decode; training decodes no image (latents in, noise out)",
+    "vae_slicing": "slices a generation's VAE decode; training decodes no image (latents in, noise out)",
+    "text_encoder_offload": "offloads a generation's text encoders; for training cache their outputs "
+    "(image.cache_text_embeddings)",
+    "images": "a generation job's images; a training run counts image.train_steps or image.epochs",
+}
+# image fields that act in training only
+_TRAINING_ONLY_IMAGE = {
+    "train_steps": "a training run's steps; a generation job counts image.images",
+    "epochs": "a training run's epochs; a generation job counts image.images",
+    "dataset_images": "a training run's epoch; a generation job counts image.images",
+    "train_text_encoder": "trains the text encoders",
+    "prior_preservation": "DreamBooth's class images beside each training sample",
+    "cache_latents": "a training run's cached VAE latents",
+    "cache_text_embeddings": "a training run's cached text-encoder outputs (a generation: "
+    "image.text_encoder_offload)",
+    "data_pipeline": "the training loader's pipeline",
+    "deterministic": "Ultralytics' deterministic training fill",
+    "max_objects_per_image": "the training loss's assigner (objects of the densest image)",
+}
+_IMAGE_FIELD_DEFAULTS = {"guidance": "preset", "data_pipeline": "preset", "deterministic": True}
+
+
+def _stated_image_fields(spec, fields: dict[str, str]) -> list[tuple[str, str]]:
+    """(field, why) of `fields` the spec states away from their default (None or false unless listed)."""
+    stated = []
+    for key, why in fields.items():
+        default = _IMAGE_FIELD_DEFAULTS.get(key)
+        value = getattr(spec.image, key)
+        if value != default and not (default is None and value is False):
+            stated.append((key, why))
+    return stated
+
+
+def _check_task_fields(reader: _Reader, spec, arch: ImageArchitecture) -> None:
+    """A field with no meaning for the spec's task is refused, naming it (a training spec once took a
+    generation's fields and sized without them, aud50i fix request 1)."""
+    wrong, other = (
+        (_INFERENCE_ONLY_IMAGE, "a generation (task inference)")
+        if spec.is_training
+        else (_TRAINING_ONLY_IMAGE, "a training task")
+    )
+    for key, why in _stated_image_fields(spec, wrong):
+        reader.error(f"image.{key}", f"{why}: it acts in {other} only, not in {spec.task}: leave it out")
+    if spec.is_training and spec.image.quantize_text_encoders:
+        _check_training_text_encoder_quantization(reader, spec, arch)
+    elif spec.image.quantize_text_encoders and not image_model.quantizes_text_encoders(spec):
+        reader.error(
+            "image.quantize_text_encoders",
+            "quantizes the text encoders with the denoiser: state weight_quantization or an 8/4-bit "
+            "precision (it has no effect without one)",
+        )
+
+
+def _check_training_text_encoder_quantization(reader: _Reader, spec, arch: ImageArchitecture) -> None:
+    """Training: ai-toolkit's 8-bit T5 (image_model.training_quantized_text_encoders), for a frozen,
+    resident T5 only."""
+    if spec.image.train_text_encoder:
+        reason = "the text encoders are trained (image.train_text_encoder); 8 bits is for frozen ones"
+    elif image_model.caches_text_embeddings(spec):
+        reason = "the text encoders' outputs are cached (image.cache_text_embeddings), so none is resident"
+    elif not image_model.training_quantized_text_encoders(spec):
+        reason = f"{arch.slug} has no T5 text encoder (ai-toolkit holds T5 in 8 bits; CLIP stays 16-bit)"
+    else:
+        return
+    reader.error("image.quantize_text_encoders", f"{reason}: leave it out")
+
+
 def _image_defaults(
     reader: _Reader,
     data: dict,
@@ -1976,6 +2048,7 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
             "not nf4: leave it out",
         )
     _check_loader_fields(reader, spec, arch)
+    _check_task_fields(reader, spec, arch)
     if spec.image.unfused_lora_rank is not None and (spec.is_training or not image_model.is_unet(spec)):
         reader.error(
             "image.unfused_lora_rank",

@@ -40,8 +40,9 @@ IMAGE_KNOB_LABELS = {
     ),
     "quantize_text_encoders": (
         "Quantize the text encoders too",
-        "inference, with weight quantization",
-        "Unticked, only the denoiser is quantized (a quantized transformer loaded alone).",
+        "inference, with weight quantization; training, a frozen T5",
+        "Unticked, only the denoiser is quantized (a quantized transformer loaded alone). In training the frozen "
+        "T5 encoder is held in 8 bits (ai-toolkit's quantize_te).",
     ),
     "nf4_double_quant": (
         "NF4 double quantization",

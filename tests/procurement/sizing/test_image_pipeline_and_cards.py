@@ -209,7 +209,12 @@ def test_flux_nf4_with_its_text_encoders_quantized():
     assert denoiser_only - weights == pytest.approx(8.87 - 5.74 + 0.23 - 0.14, abs=0.05)
 
 
-def test_training_never_quantizes_the_text_encoders():
+def test_training_holds_only_t5_in_8_bits():
+    """ai-toolkit (toolkit/stable_diffusion_model.py, FLUX: `if self.model_config.quantize_te:
+    quantize(text_encoder_2, ...)`, CLIP left in the run's dtype; config_modules.py @016777ac: qtype_te
+    "qfloat8"): on a training spec image.quantize_text_encoders puts T5's linears at 1 B whatever the
+    denoiser's format (nf4 here) and keeps no wo in fp32 (quanto, no transformers quantizer): (4.762e9 -
+    32,128 x 4,096 embedding) x (2 - 1) B = 4.31 GiB off. Was ignored (equal weights) before fix50i."""
     spec = {
         "task": "lora",
         "model": {"preset": "flux.1-dev"},
@@ -217,10 +222,85 @@ def test_training_never_quantizes_the_text_encoders():
         "image": {"train_steps": 10, "quantize_text_encoders": True},
     }
     plain = {**spec, "image": {"train_steps": 10}}
-    assert (
-        _row(spec, "h100-sxm5-80gb")["memory"]["weights_gib"]
-        == _row(plain, "h100-sxm5-80gb")["memory"]["weights_gib"]
+    saved = (
+        _row(plain, "h100-sxm5-80gb")["memory"]["weights_gib"]
+        - _row(spec, "h100-sxm5-80gb")["memory"]["weights_gib"]
     )
+    assert saved == pytest.approx((4.762e9 - 32128 * 4096) / GIB, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    "image, field",
+    [
+        ({"quantize_text_encoders": True, "cache_text_embeddings": True}, "cache_text_embeddings"),
+        ({"quantize_text_encoders": True, "train_text_encoder": True}, "train_text_encoder"),
+    ],
+)
+def test_training_refuses_8_bit_encoders_that_are_not_resident_and_frozen(image, field):
+    spec = {"task": "lora", "model": {"preset": "flux.1-dev"}, "image": {"train_steps": 10} | image}
+    with pytest.raises(WorkloadSpecError) as error:
+        parse_workload_spec(spec)
+    assert "image.quantize_text_encoders" in str(error.value.errors)
+    assert field in str(error.value.errors)
+
+
+def test_training_refuses_8_bit_encoders_without_a_t5():
+    spec = {
+        "task": "lora",
+        "model": {"preset": "sdxl"},
+        "image": {"train_steps": 10, "quantize_text_encoders": True},
+    }
+    with pytest.raises(WorkloadSpecError) as error:
+        parse_workload_spec(spec)
+    assert "no T5 text encoder" in str(error.value.errors)
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("steps", 30),
+        ("guidance", "cfg"),
+        ("vae_tiling", True),
+        ("vae_slicing", True),
+        ("text_encoder_offload", True),
+        ("images", 100),
+    ],
+)
+def test_training_spec_refuses_a_generations_fields(field, value):
+    """aud50i fix request 1: a LoRA spec took these and sized without them."""
+    spec = {"task": "lora", "model": {"preset": "sdxl"}, "image": {"train_steps": 10, field: value}}
+    with pytest.raises(WorkloadSpecError) as error:
+        parse_workload_spec(spec)
+    assert f"image.{field}" in str(error.value.errors)
+    assert "inference" in str(error.value.errors)
+
+
+@pytest.mark.parametrize(
+    "preset, field, value",
+    [
+        ("sdxl", "train_steps", 10),
+        ("sdxl", "train_text_encoder", True),
+        ("sdxl", "prior_preservation", True),
+        ("sdxl", "cache_latents", True),
+        ("sdxl", "cache_text_embeddings", True),
+        ("sdxl", "data_pipeline", "mosaic"),
+        ("yolo11n", "deterministic", False),
+        ("yolo11n", "max_objects_per_image", 4),
+        ("yolo11n", "dataset_images", 1000),
+    ],
+)
+def test_inference_spec_refuses_a_training_runs_fields(preset, field, value):
+    spec = {"task": "inference", "model": {"preset": preset}, "image": {field: value}}
+    with pytest.raises(WorkloadSpecError) as error:
+        parse_workload_spec(spec)
+    assert f"image.{field}" in str(error.value.errors)
+
+
+def test_inference_refuses_encoder_quantization_with_nothing_quantized():
+    spec = {"task": "inference", "model": {"preset": "flux.1-dev"}, "image": {"quantize_text_encoders": True}}
+    with pytest.raises(WorkloadSpecError) as error:
+        parse_workload_spec(spec)
+    assert "image.quantize_text_encoders" in str(error.value.errors)
 
 
 # ---------------------------------------------------------------- DETR from its architecture
