@@ -292,35 +292,44 @@ def cheapest_on_demand_same_shape(
     rows = np.asarray(rows, dtype=np.int64)
     pricing = prepared.text["pricing_model"][prepared.positions[configs.offer]]
     on_demand = np.flatnonzero(configs.fits & (pricing == "on_demand"))
-    on_demand = on_demand[~np.isnan(configs.hours[on_demand])]  # NaN <= h never holds: never a match
-    cost = configs.offer_price_per_hour[configs.offer[on_demand]] * configs.hours[on_demand]
-    by_cost = on_demand[np.argsort(cost, kind="stable")]
     group_of = _same_shape_groups(configs, prepared, shapes_count)
-    candidates = by_cost[np.argsort(group_of[by_cost], kind="stable")]  # group by group, each in cost order
-    bounds = (
-        np.searchsorted(group_of[candidates], group_of[rows], side="left"),
-        np.searchsorted(group_of[candidates], group_of[rows], side="right"),
-    )
+    row_groups = group_of(rows)
+    od_groups = group_of(on_demand)
+    # only the groups asked for; NaN <= h never holds: never a match
+    keep = np.isin(od_groups, row_groups) & ~np.isnan(configs.hours[on_demand])
+    on_demand, od_groups = on_demand[keep], od_groups[keep]
+    cost = configs.offer_price_per_hour[configs.offer[on_demand]] * configs.hours[on_demand]
+    by_cost = np.argsort(cost, kind="stable")
+    in_groups = by_cost[np.argsort(od_groups[by_cost], kind="stable")]  # group by group, each in cost order
+    candidates, candidate_groups = on_demand[in_groups], od_groups[in_groups]
+    low = np.searchsorted(candidate_groups, row_groups, side="left")
+    high = np.searchsorted(candidate_groups, row_groups, side="right")
     limit = configs.hours[rows] + EPSILON_HOURS
     match = np.full(len(rows), -1, dtype=np.int64)
-    for low, high in set(zip(bounds[0].tolist(), bounds[1].tolist(), strict=True)):
-        if low == high:
+    for start, stop in set(zip(low.tolist(), high.tolist(), strict=True)):
+        if start == stop:
             continue
-        mine = np.flatnonzero((bounds[0] == low) & (bounds[1] == high) & ~np.isnan(limit))
-        running = np.minimum.accumulate(configs.hours[candidates[low:high]])
+        mine = np.flatnonzero((low == start) & (high == stop) & ~np.isnan(limit))
+        running = np.minimum.accumulate(configs.hours[candidates[start:stop]])
         first = np.searchsorted(-running, -limit[mine], side="left")
-        found = first < high - low
-        match[mine[found]] = candidates[low + first[found]]
+        found = first < stop - start
+        match[mine[found]] = candidates[start + first[found]]
     matched = match >= 0
     return dict(zip(rows[matched].tolist(), match[matched].tolist(), strict=True))
 
 
-def _same_shape_groups(configs: Configurations, prepared: PreparedOffers, shapes_count: int) -> np.ndarray:
-    """Per configuration, a code equal for the same (GPU model, GPUs per instance, instances and plan)."""
+def _same_shape_groups(configs: Configurations, prepared: PreparedOffers, shapes_count: int):
+    """A function of configuration indices: a code equal for the same (GPU model, GPUs per instance,
+    instances and plan)."""
     per_kind = max(1, shapes_count // max(1, len(prepared.kinds)))
     pairs = zip(prepared.kinds["gpu"].map(str), prepared.kinds["gpus_per_instance"].astype(int), strict=True)
     kind_group = pd.factorize(pd.Series(list(pairs), dtype=object))[0].astype(np.int64)
-    return kind_group[prepared.offer_kind[configs.offer]] * per_kind + configs.shape % per_kind
+
+    def group_of(indices: np.ndarray) -> np.ndarray:
+        kind = prepared.offer_kind[configs.offer[indices]]
+        return kind_group[kind] * per_kind + configs.shape[indices] % per_kind
+
+    return group_of
 
 
 def apply_deadline(
