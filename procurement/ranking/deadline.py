@@ -29,6 +29,7 @@ from decimal import Decimal, getcontext
 from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 
 from procurement.costing.spot import (
     BAND_LABELS,
@@ -236,8 +237,44 @@ def spot_wall_clocks(
     indices: list[int], configs: Configurations, prepared: PreparedOffers, spec, options
 ) -> dict[int, WallClock]:
     """``spot_wall_clock`` of each configuration index, simulated together."""
-    keys = [wall_clock_key(index, configs, prepared, spec, options) for index in indices]
-    return dict(zip(indices, wall_clocks(keys), strict=True))
+    clocks, inverse = _distinct_spot_wall_clocks(
+        np.asarray(indices, dtype=np.int64), configs, prepared, spec, options
+    )
+    return dict(zip(indices, [clocks[j] for j in inverse.tolist()], strict=True))
+
+
+def _distinct_spot_wall_clocks(
+    indices: np.ndarray, configs: Configurations, prepared: PreparedOffers, spec, options
+) -> tuple[list[WallClock], np.ndarray]:
+    """The wall clocks of the distinct keys among ``indices`` and, per index, its position in them. Only
+    (hours, band, known band, instances) vary between rows (``wall_clock_key``), and 100,000 offers hold a
+    few hundred distinct ones: the keys are built per distinct tuple, not per row (issue 26, "Speed": one
+    key per row was most of a deadline ranking's time)."""
+    offer = configs.offer[indices]
+    varying = (
+        configs.hours[indices].astype(np.float64),
+        prepared.columns["band"][offer].astype(np.int64),
+        prepared.columns["band_known"][offer].astype(bool),
+        configs.instances[indices].astype(np.int64),
+    )
+    codes = [pd.factorize(column, use_na_sentinel=False) for column in varying]
+    combined = np.zeros(len(indices), dtype=np.int64)
+    for code, uniques in codes:
+        combined = combined * len(uniques) + code
+    inverse, distinct = pd.factorize(combined)  # in order of first appearance, as the rows come
+    first = np.full(len(distinct), len(indices), dtype=np.int64)
+    np.minimum.at(first, inverse, np.arange(len(indices)))
+    timing = job_spot_timing(spec, options)
+    fixed = (
+        float(timing.checkpoint_write_hours),
+        float(timing.restart_hours),
+        int(options.spot_simulation_trials),
+        int(options.spot_simulation_seed),
+        float(options.deadline_probability),
+    )
+    hours, band, known, instances = (column[first].tolist() for column in varying)
+    keys = [(h, b, k, *fixed, n) for h, b, k, n in zip(hours, band, known, instances, strict=True)]
+    return wall_clocks(keys), inverse
 
 
 def cheapest_on_demand_same_shape(
@@ -248,28 +285,51 @@ def cheapest_on_demand_same_shape(
     the same GPU model, GPUs per instance, instances and plan (a shape also carries the host's link, so
     providers' rows of one GPU shape are matched on those four), finishing in no more hours than the spot
     row's (the plan charges the spot row's hours on demand: never less than the fallback needs).
-    ``shapes_count``: the number of shapes (kinds x instance counts x plans, laid out kind by kind)."""
+    ``shapes_count``: the number of shapes (kinds x instance counts x plans, laid out kind by kind).
+
+    Column operations (issue 26, "Speed"): within a group, in cost order (ties in index order), the first
+    configuration with hours <= h is the first whose running minimum of hours is <= h, a binary search."""
+    rows = np.asarray(rows, dtype=np.int64)
     pricing = prepared.text["pricing_model"][prepared.positions[configs.offer]]
     on_demand = np.flatnonzero(configs.fits & (pricing == "on_demand"))
-    per_kind = max(1, shapes_count // max(1, len(prepared.kinds)))
-    kind = prepared.offer_kind[configs.offer]
-    gpu = prepared.kinds["gpu"].to_numpy(dtype=object)
-    per_instance = prepared.kinds["gpus_per_instance"].to_numpy()
-
-    def group(index: int) -> tuple[str, int, int]:
-        return str(gpu[kind[index]]), int(per_instance[kind[index]]), int(configs.shape[index]) % per_kind
-
-    groups: dict[tuple[str, int, int], list[int]] = {}
+    group_of = _same_shape_groups(configs, prepared, shapes_count)
+    row_groups = group_of(rows)
+    od_groups = group_of(on_demand)
+    # only the groups asked for; NaN <= h never holds: never a match
+    keep = np.isin(od_groups, row_groups) & ~np.isnan(configs.hours[on_demand])
+    on_demand, od_groups = on_demand[keep], od_groups[keep]
     cost = configs.offer_price_per_hour[configs.offer[on_demand]] * configs.hours[on_demand]
-    for index in on_demand[np.argsort(cost, kind="stable")]:
-        groups.setdefault(group(int(index)), []).append(int(index))
-    found = {}
-    for index in rows:
-        hours = float(configs.hours[index]) + EPSILON_HOURS
-        match = next((od for od in groups.get(group(int(index)), ()) if configs.hours[od] <= hours), None)
-        if match is not None:
-            found[int(index)] = match
-    return found
+    by_cost = np.argsort(cost, kind="stable")
+    in_groups = by_cost[np.argsort(od_groups[by_cost], kind="stable")]  # group by group, each in cost order
+    candidates, candidate_groups = on_demand[in_groups], od_groups[in_groups]
+    low = np.searchsorted(candidate_groups, row_groups, side="left")
+    high = np.searchsorted(candidate_groups, row_groups, side="right")
+    limit = configs.hours[rows] + EPSILON_HOURS
+    match = np.full(len(rows), -1, dtype=np.int64)
+    for start, stop in set(zip(low.tolist(), high.tolist(), strict=True)):
+        if start == stop:
+            continue
+        mine = np.flatnonzero((low == start) & (high == stop) & ~np.isnan(limit))
+        running = np.minimum.accumulate(configs.hours[candidates[start:stop]])
+        first = np.searchsorted(-running, -limit[mine], side="left")
+        found = first < stop - start
+        match[mine[found]] = candidates[start + first[found]]
+    matched = match >= 0
+    return dict(zip(rows[matched].tolist(), match[matched].tolist(), strict=True))
+
+
+def _same_shape_groups(configs: Configurations, prepared: PreparedOffers, shapes_count: int):
+    """A function of configuration indices: a code equal for the same (GPU model, GPUs per instance,
+    instances and plan)."""
+    per_kind = max(1, shapes_count // max(1, len(prepared.kinds)))
+    pairs = zip(prepared.kinds["gpu"].map(str), prepared.kinds["gpus_per_instance"].astype(int), strict=True)
+    kind_group = pd.factorize(pd.Series(list(pairs), dtype=object))[0].astype(np.int64)
+
+    def group_of(indices: np.ndarray) -> np.ndarray:
+        kind = prepared.offer_kind[configs.offer[indices]]
+        return kind_group[kind] * per_kind + configs.shape[indices] % per_kind
+
+    return group_of
 
 
 def apply_deadline(
@@ -283,20 +343,16 @@ def apply_deadline(
     deadline = float(options.deadline_hours)
     is_spot = prepared.columns["is_spot"][configs.offer]
     spot = np.flatnonzero(configs.selected & configs.fits & is_spot)
-    late = []
-    view.wall.update(spot_wall_clocks(spot.tolist(), configs, prepared, spec, options))
-    for index in spot.tolist():
-        if view.wall[index].at_probability_hours > deadline + EPSILON_HOURS:
-            late.append(index)
-    if not late:
+    clocks, inverse = _distinct_spot_wall_clocks(spot, configs, prepared, spec, options)
+    view.wall.update(zip(spot.tolist(), [clocks[j] for j in inverse.tolist()], strict=True))
+    at_probability = np.array([clock.at_probability_hours for clock in clocks], dtype=np.float64)
+    late = spot[at_probability[inverse] > deadline + EPSILON_HOURS]
+    if not len(late):
         return configs, view
     selected, total = configs.selected.copy(), configs.total_cost.copy()
-    fallback = cheapest_on_demand_same_shape(
-        configs, prepared, np.array(late, dtype=np.int64), len(instances_of)
-    )
-    for index in late:
-        if index not in fallback:
-            selected[index] = False  # late alone, nothing of the same shape to fall back on: not ranked
+    fallback = cheapest_on_demand_same_shape(configs, prepared, late, len(instances_of))
+    # late alone, nothing of the same shape to fall back on: not ranked
+    selected[late[~np.isin(late, np.fromiter(fallback, dtype=np.int64, count=len(fallback)))]] = False
     timing = job_spot_timing(spec, options)
     for _ in range(MAX_PASSES):
         current = replace(configs, selected=selected, total_cost=total)
