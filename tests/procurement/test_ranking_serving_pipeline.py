@@ -97,6 +97,9 @@ def test_a_3_gpu_instance_serves_a_64_head_model_as_tp1_pp3():
     assert any("production serving split over 3 consumer cards" in w for w in row["warnings"]), row[
         "warnings"
     ]
+    sends = row["interconnect"]["carried"]
+    assert [item["collective"] for item in sends] == ["pipeline send"], row["interconnect"]
+    assert row["interconnect"]["summary"].startswith("pipeline sends (one a stage boundary per decode step)")
     # per GPU: a third of the weights (int4: 0.5 byte a parameter of the blocks) and of the KV cache
     two = next(r for r in rows if r["gpus_per_instance"] == 2)
     assert row["memory_per_gpu_gib"] < two["memory_per_gpu_gib"]
