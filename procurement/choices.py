@@ -18,6 +18,13 @@ class Precision(models.TextChoices):
     FP8 = "fp8", "FP8"
 
 
+class Deployment(models.TextChoices):
+    """What a ranked serving is for (procurement.ranking.options.DEPLOYMENTS, the same values)."""
+
+    PRODUCTION = "production", "Production"
+    DEVELOPMENT = "development", "Development"
+
+
 class PeakMemoryDefinition(models.TextChoices):
     ALLOCATED = "allocated", "torch max_memory_allocated"
     RESERVED = "reserved", "torch max_memory_reserved"

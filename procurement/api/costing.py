@@ -14,6 +14,7 @@ from gpuledger.api_errors import ApiErrorsSerializer, input_error_response, requ
 from gpuledger.roles import ENGINEER, role_permission
 from procurement import models
 from procurement.api.spec_schemas import TcoStudySpecSerializer, WorkloadSpecSerializer
+from procurement.choices import Deployment
 from procurement.costing.values import CostInputError
 from procurement.ranking import RANKED_PRICING_MODELS
 from procurement.services.documents import plain_json
@@ -140,6 +141,12 @@ RECOMMENDATION_REQUEST = inline_serializer(
             help_text="also rank GPU counts and plans other than the spec's stated parallelism (gpus, zero_stage, "
             "tensor_parallel, pipeline_parallel), each row saying what differs; 'gpus: auto' in the spec does "
             "the same for the GPU count",
+        ),
+        "deployment": serializers.ChoiceField(
+            choices=Deployment.choices,
+            required=False,
+            help_text="production (default): a serving replica split over consumer cards (no ECC; GeForce's "
+            "data-center clause) ranks below the first row that is not one; development: ranked by cost like any row",
         ),
         "collapse_identical": serializers.BooleanField(
             required=False,

@@ -211,16 +211,24 @@ def configure(
         columns["is_spot"][offer] & (instances > 1),
         unstated_link_talks(spec, shapes, shape, columns["gpu_per_instance"][offer]),
         host_shortfall(columns, offer, shapes, shape, spec) & ~columns["gpu_only"][offer] & fits,
-        consumer_serving_split(spec, shapes, shape, columns["consumer"][offer]) & fits,
+        consumer_serving_split(spec, shapes, shape, columns["consumer"][offer])
+        & fits
+        & (options.deployment == "production"),  # development: ranked by cost (options.DEPLOYMENTS)
     )
 
 
 def consumer_serving_split(spec: WorkloadSpec, shapes: Shapes, shape: np.ndarray, consumer) -> np.ndarray:
-    """Per configuration: a serving replica's tensor-parallel group spans several consumer cards (no ECC, a
-    driver licence that excludes data-center use: ranking/warnings.link_warnings flags it)."""
+    """Per configuration: a serving replica's tensor-parallel group or pipeline spans several consumer cards
+    (no ECC; GeForce's driver licence excludes data-center use: ranking/warnings.link_warnings flags it)."""
     if spec.is_training:
         return np.zeros(np.shape(shape), dtype=bool)
-    return np.asarray(consumer, dtype=bool) & (shapes.tensor_parallel[shape] > 1)
+    return np.asarray(consumer, dtype=bool) & (model_parallel(shapes, shape) > 1)
+
+
+def model_parallel(shapes: Shapes, shape: np.ndarray) -> np.ndarray:
+    """Per configuration: GPUs of one model replica's split (tensor x a serving pipeline's degree)."""
+    pipeline = 1.0 if shapes.pipeline is None else shapes.pipeline[shape]
+    return shapes.tensor_parallel[shape] * pipeline
 
 
 def gpus_talk(spec: WorkloadSpec, shapes: Shapes, shape: np.ndarray) -> np.ndarray:
@@ -230,7 +238,7 @@ def gpus_talk(spec: WorkloadSpec, shapes: Shapes, shape: np.ndarray) -> np.ndarr
     par = spec.parallelism
     split = par.pipeline_parallel > 1 or par.expert_parallel > 1
     multi = shapes.total_gpus[shape] > 1
-    return multi & (spec.is_training | split | (shapes.tensor_parallel[shape] > 1))
+    return multi & (spec.is_training | split | (model_parallel(shapes, shape) > 1))
 
 
 def unstated_link_talks(

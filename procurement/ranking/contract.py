@@ -14,8 +14,10 @@ is ranked and each row says what differs from the spec (``differences``): the pa
 (TP 2, 4 or 8 groups inside a larger instance) are such rows where they differ from a stated degree, and
 the engine's own choice where the spec leaves the degree open.
 
-Serving states GPUs per replica (the tensor-parallel group); a stated ZeRO stage or pipeline degree is a
-training contract.
+Serving states GPUs per replica (the tensor-parallel group); a stated ZeRO stage is a training contract. A
+stated serving ``pipeline_parallel: n`` is honoured with TP 1 (the replica is a pipeline over an instance of n
+GPUs, vLLM's ``--pipeline-parallel-size``: ranking/splits.serving_pipeline_plans); with a stated TP above 1 too it
+is refused (gate ``serving_pipeline``), the reason naming both fields.
 """
 
 from __future__ import annotations
@@ -59,8 +61,10 @@ def contract_grid(spec, grid, options: RankingOptions):
     if spec.is_training and "zero_stage" in stated and par.zero_stage >= 3:
         # the stated ZeRO-3/FSDP is a plan on one GPU too (DeepSpeed ZeRO-3 with offload on a single card)
         gates["zero_one_gpu"] = np.ones(np.shape(zero), dtype=bool)
+    serving_pipeline = serving_pipelines(spec, grid)
     if "tensor_parallel" in stated and par.tensor_parallel > 1:
-        whole = grid.uses_tp & (grid.partial_tp == 0)  # the plan that takes the stated degree
+        # the plan that takes the stated degree (not a serving pipeline: TP 1 by definition)
+        whole = grid.uses_tp & (grid.partial_tp == 0) & (serving_pipeline <= 1)
         tensor_parallel = np.where(whole, float(par.tensor_parallel), grid.tensor_parallel)
         gates["tp_instance"] = gates["tp_instance"] & (
             ~whole | (grid.per_instance % par.tensor_parallel == 0)
@@ -71,9 +75,13 @@ def contract_grid(spec, grid, options: RankingOptions):
     if pipeline > 1:
         tiles = tiles & (grid.total % (tensor_parallel * pipeline) == 0)
     gates["tiles"] = tiles
+    if not spec.is_training and {"tensor_parallel", "pipeline_parallel"} <= stated:
+        # a serving replica of TP x PP (both above 1) is not a plan the ranking runs: refused, saying which fields
+        both = par.tensor_parallel > 1 and par.pipeline_parallel > 1
+        gates["serving_pipeline"] = np.full(np.shape(zero), not both)
     if enforced(spec, options):
         gates["gpus"] = matches_gpus(spec, grid.total)
-        gates["plan"] = matches(spec, grid.total, zero, tensor_parallel)
+        gates["plan"] = matches(spec, grid.total, zero, tensor_parallel, serving_pipeline)
     valid = all_gates(gates, np.shape(zero))
     return replace(grid, zero=zero, tensor_parallel=tensor_parallel, valid=valid, gates=gates)
 
@@ -129,10 +137,21 @@ def matches_gpus(spec, total) -> np.ndarray:
     return keep & (total == par.gpus) if "gpus" in par.stated else keep
 
 
-def matches(spec, total, zero, tensor_parallel) -> np.ndarray:
-    """Per shape: the stated ZeRO stage and tensor-parallel degree hold (the GPU count: ``matches_gpus``)."""
+def serving_pipelines(spec, grid) -> np.ndarray:
+    """Per shape: a serving plan's pipeline degree (1 but for a serving pipeline plan, shapes.with_serving_
+    pipelines); 1 for training (its stated degree is every plan's, ``pipeline_degree``)."""
+    if spec.is_training or grid.pipeline is None:
+        return np.ones(np.shape(grid.total))
+    return np.asarray(grid.pipeline, dtype=float)
+
+
+def matches(spec, total, zero, tensor_parallel, serving_pipeline=1.0) -> np.ndarray:
+    """Per shape: the stated ZeRO stage, tensor-parallel degree and (serving) pipeline degree hold (the GPU
+    count: ``matches_gpus``)."""
     par, stated = spec.parallelism, spec.parallelism.stated
     keep = np.ones(np.shape(total), dtype=bool)
+    if not spec.is_training and "pipeline_parallel" in stated:
+        keep &= serving_pipeline == par.pipeline_parallel
     if spec.is_training and "zero_stage" in stated:
         keep &= zero == par.zero_stage
     if "tensor_parallel" in stated:
@@ -140,8 +159,11 @@ def matches(spec, total, zero, tensor_parallel) -> np.ndarray:
     return keep
 
 
-def differences(spec, gpus_per_replica: int, zero: int, tensor_parallel: int) -> list[str]:
-    """What a row's plan changes from the stated parallelism, in words (empty when it matches)."""
+def differences(
+    spec, gpus_per_replica: int, zero: int, tensor_parallel: int, pipeline_parallel: int | None = None
+) -> list[str]:
+    """What a row's plan changes from the stated parallelism, in words (empty when it matches); a serving
+    row's ``pipeline_parallel`` is compared with a stated one."""
     par, stated = spec.parallelism, spec.parallelism.stated
     found = []
     if "gpus" in stated and gpus_per_replica != par.gpus:
@@ -150,6 +172,9 @@ def differences(spec, gpus_per_replica: int, zero: int, tensor_parallel: int) ->
         found.append(f"ZeRO-{zero} (spec: ZeRO-{par.zero_stage})")
     if "tensor_parallel" in stated and tensor_parallel != par.tensor_parallel:
         found.append(f"tensor parallel {tensor_parallel} (spec: {par.tensor_parallel})")
+    stated_pipeline = not spec.is_training and "pipeline_parallel" in stated and pipeline_parallel is not None
+    if stated_pipeline and pipeline_parallel != par.pipeline_parallel:
+        found.append(f"pipeline parallel {pipeline_parallel} (spec: {par.pipeline_parallel})")
     return found
 
 

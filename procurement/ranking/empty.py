@@ -13,6 +13,7 @@ import numpy as np
 
 from procurement.ranking.contract import enforced, pipeline_degree
 from procurement.ranking.options import RankingOptions
+from procurement.ranking.splits import mlp_split_unit, mlp_widths
 
 TOP_REASONS = 5
 
@@ -75,12 +76,14 @@ def why_empty(prepared, shapes, configs, options: RankingOptions, spec, offers_s
 # a plan with the stated ZeRO stage and TP degree, then what the instances must offer that plan. "duplicate"
 # (a partial TP plan of the stated degree, the whole-instance plan's twin) is never the cause.
 PLAN_GATE_ORDER = (
+    "serving_pipeline",  # a stated plan no serving engine runs (TP x PP): the spec itself, before any offer
     "gpus",
     "plan",
     "serving_zero",
     "serving_partial",
     "image_tp",
     "tp_heads",
+    "tp_mlp",
     "zero_one_gpu",
     "tiles",
     "tp_instance",
@@ -118,7 +121,8 @@ def _no_plan_reason(spec, shapes, options: RankingOptions) -> str:
             "context_parallel",
             "expert_parallel",
         )
-        if name in par.stated and (spec.is_training or name in ("gpus", "tensor_parallel"))
+        if name in par.stated
+        and (spec.is_training or name in ("gpus", "tensor_parallel", "pipeline_parallel"))
     ]
     return (
         f"no offer can run the stated parallelism ({', '.join(fields)}): {cause}"
@@ -140,6 +144,11 @@ def _gate_text(name: str, spec, shapes, closest) -> str:
     if name == "plan":
         parts = [f"ZeRO-{par.zero_stage}"] if spec.is_training and "zero_stage" in par.stated else []
         parts += [f"tensor parallel {par.tensor_parallel}"] if "tensor_parallel" in par.stated else []
+        if not spec.is_training and "pipeline_parallel" in par.stated:
+            parts += [
+                f"pipeline parallel {par.pipeline_parallel} (parallelism.pipeline_parallel: a serving pipeline "
+                f"runs TP 1 over one instance of {par.pipeline_parallel} GPUs)"
+            ]
         return "the ranking has no plan with " + " and ".join(parts)
     if name == "serving_zero":
         return "ZeRO-3/FSDP is a training plan (serving has no optimizer state to shard)"
@@ -153,6 +162,14 @@ def _gate_text(name: str, spec, shapes, closest) -> str:
             f"tensor parallel {tp} does not split the model's {model.num_attention_heads} attention heads "
             f"({model.num_key_value_heads or model.num_attention_heads} KV heads) evenly"
         )
+    if name == "serving_pipeline":
+        return (
+            f"parallelism.pipeline_parallel {par.pipeline_parallel} with parallelism.tensor_parallel "
+            f"{par.tensor_parallel}: a serving replica runs as tensor parallel or, with tensor_parallel 1, as a "
+            "pipeline over one instance's GPUs (vLLM's guide), not both"
+        )
+    if name == "tp_mlp":
+        return tp_mlp_text(spec, tp)
     if name == "zero_one_gpu":
         return "ZeRO-3/FSDP shards over more than one GPU"
     if name == "tiles":
@@ -172,6 +189,16 @@ def _gate_text(name: str, spec, shapes, closest) -> str:
         f"tensor parallel {tp} needs NVLink or Infinity Fabric between an instance's GPUs to train: the "
         f"{per_instance}-GPU instances that hold its groups have {'; '.join(links)} only"
     )
+
+
+def tp_mlp_text(spec, tp: str) -> str:
+    """Why tensor parallel ``tp`` does not split the MLP (splits.tensor_parallel_splits_mlp)."""
+    widths = " and ".join(f"{width:,}" for width in mlp_widths(spec))
+    unit, grouped, why = mlp_split_unit(spec)
+    text = f"tensor parallel {tp} does not split the MLP's width ({widths})"
+    if unit > 1:
+        text += f" into whole {why} a rank ({' and '.join(f'{w:,}' for w in grouped)} / TP must be a multiple of {unit})"
+    return text
 
 
 def _listed(values) -> str:

@@ -174,7 +174,10 @@ def _interconnect_row(shapes: Shapes, shape: int, spec, instance_type: str) -> d
         unit = "step"
     else:
         tp_s = float(shapes.communication["tensor_parallel_seconds"][shape])
-        carried = [_carried("TP all-reduce", math.nan, tp_s, link.node_name)] if tp_s > 0 else []
+        pipeline = 1 if shapes.pipeline is None else int(shapes.pipeline[shape])
+        # a serving pipeline's stage-to-stage sends (splits.serving_pipeline_plans), else the TP all-reduces
+        what = "pipeline send" if pipeline > 1 else "TP all-reduce"
+        carried = [_carried(what, math.nan, tp_s, link.node_name)] if tp_s > 0 else []
         for item in carried:
             item["gb_per_step"] = None
         unit = "decode step"
@@ -205,6 +208,8 @@ def _exposed(shapes: Shapes, shape: int) -> float:
 
 def _serving_summary(carried: list[dict[str, Any]], share: float) -> str:
     over = carried[0]["over"]
+    if carried[0]["collective"] == "pipeline send":
+        return f"pipeline sends (one a stage boundary per decode step) over {over}: {share:.0%} of decode step time"
     return f"TP all-reduces (2 per layer per decode step) over {over}: {share:.0%} of decode step time"
 
 

@@ -40,6 +40,11 @@ HOURS_PER_MONTH = 730.0
 # costs about 0.3 ms a row, which the 100 ms / 100,000-offer budget affords a few times, not 20.
 DEFAULT_SPOT_SIMULATION_ROWS = 3
 DEFAULT_SPOT_SIMULATION_TRIALS = 2_000
+# What the ranked serving is for (issue 26, aud49k item 4): "production" orders a serving replica split over
+# consumer cards below the first row that is not one (configurations.consumer_serving_split); "development" (a
+# team's own test bench, where ECC and GeForce's data-center clause do not decide) ranks it by cost like any row.
+DEPLOYMENTS = ("production", "development")
+DEFAULT_DEPLOYMENT = "production"
 NO_FABRIC_REASON = "no cluster interconnect for {instance_type}"
 GPU_ONLY_REASON = "price covers the GPUs only; the host VM is billed separately and is not in the catalog"
 
@@ -158,6 +163,9 @@ class RankingOptions:
     # stated gpus, zero_stage, tensor_parallel and pipeline_parallel are a contract (ranking/contract.py).
     explore_parallelism: bool = False
     rank_outliers_at_quote: bool = False  # rank a flagged spot outlier at its raw quote, not the robust price
+    deployment: str = (
+        DEFAULT_DEPLOYMENT  # DEPLOYMENTS: "development" lifts the consumer serving split's order
+    )
 
     @property
     def budget_usd(self) -> float | None:

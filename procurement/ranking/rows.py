@@ -82,7 +82,7 @@ def describe(
             "name": plan,
             "zero_stage": int(shapes.zero[shape]),
             "tensor_parallel": int(shapes.tensor_parallel[shape]),
-            "pipeline_parallel": int(pipeline_degree(spec)),
+            "pipeline_parallel": int(shape_pipeline(shapes, shape, spec)),
             **split_degrees(spec),
         },
         "pricing_model": offer["pricing_model"],
@@ -122,6 +122,7 @@ def describe(
         row["gpus"] if spec.is_training else row["gpus_per_instance"],
         row["plan"]["zero_stage"],
         row["plan"]["tensor_parallel"],
+        row["plan"]["pipeline_parallel"],
     )
     if row["differs_from_spec"]:
         row["reasons"].append("differs from the spec: " + "; ".join(row["differs_from_spec"]))
@@ -405,6 +406,25 @@ CONSUMER_SPLIT_ORDER_REASON = (
 )
 
 
+def shape_pipeline(shapes: Shapes, shape: int, spec) -> float:
+    """The row's pipeline degree: a serving pipeline plan's, else the spec's."""
+    return pipeline_degree(spec) if shapes.pipeline is None else float(shapes.pipeline[shape])
+
+
+def serving_pipeline_label(spec, pipeline: int) -> str:
+    """A serving pipeline plan in words, with why it is not tensor parallel."""
+    stated = "pipeline_parallel" in spec.parallelism.stated
+    why = (
+        "parallelism.pipeline_parallel as stated"
+        if stated
+        else f"no tensor-parallel degree of {pipeline} splits the model; vLLM's guide: TP 1 x PP = the GPUs"
+    )
+    return (
+        f"pipeline parallel within the instance (TP 1 x PP {pipeline}: {why}; the stages' micro-batches in "
+        "flight, one send of activations a stage)"
+    )
+
+
 def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age, host=None) -> list[str]:
     shape = int(configs.shape[index])
     reasons = [_memory_reason(shapes, shape, spec)]
@@ -499,6 +519,9 @@ def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
         int(shapes.zero[shape]),
     )
     label = plan_label(plan, tensor_parallel=tensor_parallel, gpus=gpus, zero=zero)
+    pipeline = int(shape_pipeline(shapes, shape, spec))
+    if not spec.is_training and pipeline > 1:
+        label = serving_pipeline_label(spec, pipeline)
     if not spec.is_training and _is_image_job(spec):
         return _image_job_reason(spec, shapes.serving_at(shape)[0], label)
     if not spec.is_training:

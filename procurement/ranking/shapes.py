@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -14,6 +14,11 @@ from procurement.ranking.measured import measured_counts, scaled_hours
 from procurement.ranking.options import PARTIAL_TENSOR_PARALLEL, PLAN_NAMES, PLANS, RankingOptions
 from procurement.ranking.serving import serving_fit
 from procurement.ranking.sizing_memo import arrays_key, calibration_key, freeze, memoized, spec_key
+from procurement.ranking.splits import (
+    serving_pipeline_plans,
+    tensor_parallel_splits_heads,
+    tensor_parallel_splits_mlp,
+)
 from procurement.sizing import (
     GpuSpec,
     WorkloadSpec,
@@ -96,6 +101,8 @@ class Shapes:
     # meeting it (configurations.host_shortfall); the words of its parts for the row's warning
     host_ram_stack_gib: np.ndarray | None = None
     host_ram_stack_parts: str = ""
+    # per shape: the plan's pipeline degree (a serving pipeline plan's n; the spec's otherwise)
+    pipeline: np.ndarray | None = None
 
     def serving_at(self, shape: int) -> tuple[float, float, float]:
         """(decode tokens/s of one instance, time per output token ms, time to first token ms)."""
@@ -146,6 +153,26 @@ class ShapeGrid:
     # the sizing of the workloads ranked on this grid, per distinct spec shape (ranking/sizing_memo.py);
     # shared with the contract grids replaced from this one
     memo: dict = field(default_factory=dict, compare=False, repr=False)
+    # per shape: the pipeline degree of the plan (None: the spec's, contract.pipeline_degree); a serving replica
+    # split over an instance's GPUs as a pipeline (splits.serving_pipeline_plans) has TP 1 x PP n
+    pipeline: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+
+def grid_pipeline(spec: WorkloadSpec, grid: ShapeGrid) -> np.ndarray | float:
+    """Per shape: the plan's pipeline degree (the spec's where the grid states none)."""
+    return pipeline_degree(spec) if grid.pipeline is None else grid.pipeline
+
+
+def with_serving_pipelines(spec: WorkloadSpec, grid: ShapeGrid) -> ShapeGrid:
+    """The grid with serving's pipeline plans (splits.serving_pipeline_plans) at TP 1 x PP n."""
+    plans = serving_pipeline_plans(spec, grid)
+    if not plans.any():
+        return grid
+    return replace(
+        grid,
+        tensor_parallel=np.where(plans, 1.0, grid.tensor_parallel),
+        pipeline=np.where(plans, grid.per_instance, 1.0),
+    )
 
 
 def link_rates(link: Interconnect, per_instance: float) -> tuple[float, float]:
@@ -267,26 +294,6 @@ def plan_validity_gates(spec: WorkloadSpec, uses_tp, node_scale_up, partial_tp=0
     }
 
 
-def tensor_parallel_splits_heads(spec: WorkloadSpec, tensor_parallel) -> np.ndarray:
-    """Per shape: the TP degree splits the attention heads the way the engines require. Every engine refuses a
-    degree that does not divide the query heads (vLLM: "Total number of attention heads (32) must be divisible by
-    tensor parallel size (3)", vllm/config.py ModelConfig.verify_with_parallel_config; TensorRT-LLM and SGLang
-    likewise). Serving engines split the KV heads (kv % tp == 0) or replicate them whole (tp % kv == 0: vLLM's
-    QKVParallelLinear, SGLang's copy of it, TensorRT-LLM); Megatron-Core never replicates them (it requires
-    num_query_groups % tp == 0), so training needs kv % tp == 0 (aud49k). A 3-GPU instance holds no TP group of
-    a 32-head model."""
-    tp = np.asarray(tensor_parallel, dtype=float)
-    if spec.model.is_image or not spec.model.num_attention_heads:
-        return np.ones(np.shape(tp), dtype=bool)
-    heads = float(spec.model.num_attention_heads)
-    kv = float(spec.model.num_key_value_heads or spec.model.num_attention_heads)
-    degree = np.maximum(tp, 1.0)
-    kv_split = np.mod(kv, degree) == 0
-    if not spec.is_training:
-        kv_split = kv_split | (np.mod(degree, kv) == 0)
-    return (np.mod(heads, degree) == 0) & kv_split
-
-
 def slower_partial_plans(partial_tp, hours, fits, offloaded) -> np.ndarray:
     """Per shape: a partial tensor-parallel plan that loses to another plan of the same GPU kind and
     instance count (same offers, same price per hour, so the faster plan is the cheaper row): it is not
@@ -314,12 +321,13 @@ def needs_missing_fabric(spec: WorkloadSpec, instances, zero, has_fabric) -> np.
 
 def _memory_on(grid: ShapeGrid, spec: WorkloadSpec, flash: bool) -> dict[str, np.ndarray]:
     """``_memory`` on the (contract) grid's plan arrays, once per distinct spec shape."""
-    arrays = (grid.total, grid.zero, grid.tensor_parallel)
+    pipeline = np.broadcast_to(np.asarray(grid_pipeline(spec, grid), dtype=float), np.shape(grid.total))
+    arrays = (grid.total, grid.zero, grid.tensor_parallel, pipeline)
     key = ("memory", spec_key(spec), arrays_key(*arrays), flash)
     return memoized(grid.memo, key, lambda: _memory(spec, *arrays, flash))
 
 
-def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str, np.ndarray]:
+def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, pipeline, flash) -> dict[str, np.ndarray]:
     offload = spec.parallelism.offload
     table = {}
     for key, use_offload in (("plain", "none"), ("offload", offload)):
@@ -328,7 +336,7 @@ def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, flash) -> dict[str
             total,
             zero_stage=zero,
             tensor_parallel=tensor_parallel,
-            pipeline_parallel=pipeline_degree(spec),
+            pipeline_parallel=pipeline,
             offload=use_offload,
             flash_attention=flash,
         )
@@ -379,7 +387,7 @@ def host_vcpus_needed(spec: WorkloadSpec, hours, instances, gpus_per_instance) -
 def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -> Shapes:
     """The workload's memory, hours and fit for every shape of the grid (the spec's stated parallelism
     applied: ranking/contract.py)."""
-    grid = contract_grid(spec, grid, options)
+    grid = contract_grid(spec, with_serving_pipelines(spec, grid), options)
     total, zero, tensor_parallel = grid.total, grid.zero, grid.tensor_parallel
     flash = spec.flash_attention
     memory_flash = _memory_on(grid, spec, flash)
@@ -403,6 +411,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     # no training-only plans in serving: ZeRO-3/FSDP shards optimizer state inference lacks
     gates["serving_zero"] = np.asarray(spec.is_training | (zero < 3))
     gates["tp_heads"] = tensor_parallel_splits_heads(spec, tensor_parallel)
+    gates["tp_mlp"] = tensor_parallel_splits_mlp(spec, tensor_parallel)
     valid = grid.valid & all_gates(gates, zero.shape)
     runnable = total_gib <= grid.capacity_gib
     tight = runnable & (
@@ -435,6 +444,7 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
         plan=grid.plan,
         zero=zero,
         tensor_parallel=tensor_parallel,
+        pipeline=np.broadcast_to(np.asarray(grid_pipeline(spec, grid), dtype=float), np.shape(total)),
         total_gib=total_gib,
         required_gib=required,
         capacity_gib=grid.capacity_gib,
@@ -532,10 +542,12 @@ def _hours(
             expert_compute_efficiency=expert[:, 1],
             gpu_counts=total,
             tensor_parallel=grid.tensor_parallel,
-            pipeline_parallel=pipeline_degree(spec),
+            pipeline_parallel=grid_pipeline(spec, grid),
             tensor_parallel_gbps=grid.node_gbps
             * mesh_share(grid.tensor_parallel, grid.per_instance, grid.node_mesh),
             tensor_parallel_nvlink=grid.node_scale_up,  # the instance's node link: PCIe rings pay NCCL's PCIe hop
+            # a serving pipeline's stages in flight at once, a send between them over the node link (vLLM)
+            pipeline_link_gbps=None if grid.pipeline is None else grid.node_gbps,
             generation=np.array([gpu.generation or 0 for gpu in kind_gpus])[kind],
             compute_efficiency=np.array([serving_efficiency(spec, gpu) for gpu in kind_gpus])[kind],
             power_bound_tflops=_power_bound(spec, kind_gpus, kind),

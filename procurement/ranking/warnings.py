@@ -82,26 +82,45 @@ def link_warnings(offer: dict[str, Any], shapes: Shapes, shape: int) -> list[str
     link = shapes.links[int(shapes.link[shape])]
     found = []
     tensor_parallel = int(shapes.tensor_parallel[shape])
+    pipeline = 1 if shapes.pipeline is None else int(shapes.pipeline[shape])
+    split = tensor_parallel * pipeline
     if link.node_link == "pcie" and not link.peer_to_peer:
         what = (
             f"tensor parallel over {tensor_parallel} GPUs"
             if tensor_parallel > 1
+            else f"the pipeline over {pipeline} GPUs"
+            if pipeline > 1
             else "the " + gradient_collective(int(shapes.zero[shape]))
         )
-        if shapes.unit_tokens_per_second is None or tensor_parallel > 1:
+        if shapes.unit_tokens_per_second is None or split > 1:
             found.append(
                 f"{what} runs over PCIe without peer-to-peer ({offer['gpu']}: GeForce since the 40 series): "
                 "every transfer is staged through host memory, costed at half the PCIe rate; tensor or "
                 "pipeline parallelism scales poorly here"
             )
-    serving_split = shapes.unit_tokens_per_second is not None and tensor_parallel > 1
+    serving_split = shapes.unit_tokens_per_second is not None and split > 1
     if serving_split and _consumer(offer["gpu"]):
-        found.append(
-            f"production serving split over {tensor_parallel} consumer cards ({offer['gpu']}): no ECC memory, "
-            "and NVIDIA's GeForce driver licence does not permit data-center deployment; prefer a data-center "
-            "card that holds the model on fewer GPUs"
-        )
+        found.append(consumer_split_text(offer["gpu"], split, nvidia=_nvidia(offer["gpu"])))
     return found
+
+
+def consumer_split_text(slug: str, gpus: int, *, nvidia: bool) -> str:
+    """The consumer serving split's warning: no ECC for every consumer card; the GeForce driver licence's
+    data-center clause only for NVIDIA's (it is NVIDIA's licence: an AMD Radeon card is not bound by it)."""
+    licence = ", and NVIDIA's GeForce driver licence does not permit data-center deployment" if nvidia else ""
+    return (
+        f"production serving split over {gpus} consumer cards ({slug}): no ECC memory{licence}; prefer a "
+        "data-center card that holds the model on fewer GPUs"
+    )
+
+
+def _nvidia(slug: str) -> bool:
+    from procurement.sizing import gpu_by_slug
+
+    try:
+        return gpu_by_slug(slug).is_nvidia
+    except KeyError:
+        return False
 
 
 def _consumer(slug: str) -> bool:

@@ -22,6 +22,7 @@ from pricing.price_version import price_version_key
 from pricing.selectors import with_staleness
 from pricing.spot_selectors import spot_price_histories_usd
 from procurement import models, offer_cache, selectors
+from procurement.choices import Deployment
 from procurement.costing.job import MAX_STORAGE_RETENTION_DAYS, retention_months
 from procurement.costing.values import CostInputError, bounded_int, currency_code, non_negative
 from procurement.ranking import (
@@ -56,6 +57,7 @@ RANKING_OPTION_FIELDS = {
     "include_illustrative",
     "rank_outliers_at_quote",
     "explore_parallelism",
+    "deployment",
     "collapse_identical",
     "calibrate",
     "storage_retention_days",
@@ -77,6 +79,13 @@ MAX_TOP = 500
 MAX_INSTANCE_COUNT_VALUES = 64
 MAX_INSTANCES = 64
 MAX_DEADLINE_HOURS = 10 * 8760
+
+
+def _deployment(value: Any) -> str:
+    """The ``deployment`` option: production (the default) or development (procurement.choices.Deployment)."""
+    if value not in Deployment.values:
+        raise CostInputError("deployment", f"must be one of {', '.join(Deployment.values)}")
+    return str(value)
 
 
 def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
@@ -104,6 +113,8 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
     ):
         if data.get(key) is not None:
             values[key] = _flag(data[key], key)
+    if data.get("deployment") is not None:
+        values["deployment"] = _deployment(data["deployment"])
     if data.get("collapse_identical") is not None:  # false: every region's row, even at one price and time
         values["collapse_identical"] = _flag(data["collapse_identical"], "collapse_identical")
     if data.get("calibrate") is not None:  # false: estimates without the fitted calibration factors

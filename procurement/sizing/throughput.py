@@ -1075,6 +1075,7 @@ def inference_throughput(
     tensor_parallel_nvlink=None,
     expert_peak_tflops=None,
     expert_compute_efficiency=None,
+    pipeline_link_gbps=None,
 ) -> dict[str, np.ndarray]:
     """Decode tokens/s (per stream and total over concurrency and replicas) and time to first token.
 
@@ -1114,6 +1115,10 @@ def inference_throughput(
     at it (NaN: prefill_efficiency at that precision, the 16-bit path); the experts' GEMMs run there, the rest
     at spec.precision, and their weights are read at 2 bytes (decode_read_bytes). compute_peak.expert_rate_inputs
     gives both; required when the spec states the field.
+    `pipeline_link_gbps`: per row, the per-GPU GB/s of the link between pipeline stages; given, a pipeline of
+    pp > 1 stages serves as vLLM runs it (``serving_pipeline_batches``: pp micro-batches in flight, each stage's
+    weights read once a micro-batch, a send of activations between stages); None: one batch in flight (the
+    stages idle in turn), the `size` model for a stated pipeline.
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
@@ -1163,20 +1168,21 @@ def inference_throughput(
     decode_attention = attention_forward_flops_per_token(
         spec.model, prompt + inference.output_tokens / 2.0, causal=False
     )
-    gemm_s = np.maximum(weight_read / read_rate, concurrency * matmul_s)
+    # the streams one stage runs at once: all of them, or a micro-batch of a serving pipeline's
+    in_flight = serving_pipeline_batches(pp, concurrency, pipeline_link_gbps)
+    batch = concurrency / in_flight
+    gemm_s = np.maximum(weight_read / read_rate, batch * matmul_s)
     # an eager loop's exllama linears: its GEMV runs each row (stream) again; from 8 rows it reconstructs fp16
     # weights for cuBLAS (serving_host.quant_kernel_gemm_seconds); gemm_s unchanged otherwise
     gemm_s = serving_host.quant_kernel_gemm_seconds(spec, gemm_s, weight_read, read_rate, tp)
     # an eager transformers loop copies the cache with torch.cat before attention reads it (3 passes, not 1), on a
     # 2-byte cache with PyTorch's element-at-a-time copy kernels (serving_host.kv_cache_pass_seconds_equivalent)
     kv_passes = serving_host.kv_cache_pass_seconds_equivalent(spec)
-    attention_s = np.maximum(
-        concurrency * kv_passes * kv_read / read_rate, concurrency * decode_attention / flop_rate
-    )
+    attention_s = np.maximum(batch * kv_passes * kv_read / read_rate, batch * decode_attention / flop_rate)
     link = _array(tensor_parallel_gbps, np.inf) * 1e9
     decode_comm_s = serving_allreduce_seconds(
         spec, tp, concurrency, link, generation=generation, nvlink=tensor_parallel_nvlink
-    )
+    ) + pipeline_send_seconds(spec, pp, batch, pipeline_link_gbps, tensor_parallel_nvlink)
     step_s = gemm_s + attention_s + decode_comm_s
     # an eager transformers loop (inference.engine hf_eager) issues every kernel from the host every token: the
     # step takes the longer of its GPU work and that host time (serving_host.py); 0 for compiled engines
@@ -1204,8 +1210,15 @@ def inference_throughput(
     # a request's prompt in a batched prefill: its FLOPs and its all-reduce bytes (the per-call latency is
     # shared by the batch)
     batched_prefill_s = prefill_compute_s + serving_allreduce_seconds(spec, tp, prompt, link, latency=False)
-    prefill_per_step_s = concurrency * batched_prefill_s / max(float(inference.output_tokens), 1.0)
+    # a serving pipeline's stages prefill their micro-batches' prompts side by side
+    prefill_per_step_s = (
+        concurrency * batched_prefill_s / max(float(inference.output_tokens), 1.0) / in_flight
+    )
     single_stream_bound = (weight_read + kv_read) / (tp * _array(bandwidth_gbps, np.nan) * 1e9)
+    # a pipeline's prompt crosses its stages once, one send each
+    prefill_comm_s = prefill_comm_s + pipeline_send_seconds(
+        spec, pp, prompt, pipeline_link_gbps, tensor_parallel_nvlink
+    )
     return {
         "decode_tokens_per_second_per_stream": 1.0 / step_s,
         "decode_tokens_per_second_total": concurrency / (step_s + prefill_per_step_s) * replicas,
@@ -1217,6 +1230,37 @@ def inference_throughput(
         "decode_bound": np.where(concurrency * matmul_s > weight_read / read_rate, "compute", "memory"),
         "decode_tokens_per_second_upper_bound": 1.0 / single_stream_bound,
     }
+
+
+def serving_pipeline_batches(pp, concurrency: float, pipeline_link_gbps) -> np.ndarray:
+    """Micro-batches a serving pipeline keeps in flight: min(pp, concurrency) where ``pipeline_link_gbps`` is
+    given (vLLM runs one scheduler a stage, "virtual engines", so that pp batches fill the pipeline:
+    vllm/engine/llm_engine.py @v0.6.3 builds ``pipeline_parallel_size`` Schedulers; V1's executor keeps
+    ``max_concurrent_batches`` = pp batches queued); else 1. Each stage then runs 1 / pp of the layers on
+    concurrency / in-flight streams, reading its weights once a micro-batch: a stream's step is the weight
+    read of the whole model at one stage's bandwidth plus its micro-batch's KV reads, and every stream steps
+    once a cycle (the total is concurrency / step)."""
+    pp = np.asarray(pp, dtype=float)
+    if pipeline_link_gbps is None:
+        return np.ones_like(pp)
+    return np.where(pp > 1, np.minimum(pp, max(concurrency, 1.0)), 1.0)
+
+
+def pipeline_send_seconds(spec: WorkloadSpec, pp, tokens, pipeline_link_gbps, nvlink=None) -> np.ndarray:
+    """Seconds of a token batch's sends between a serving pipeline's stages (pp - 1 of them): each a P2P send
+    of the hidden states and the residual (vLLM's IntermediateTensors {"hidden_states", "residual"},
+    vllm/model_executor/models/llama.py, sent by parallel_state.send_tensor_dict), tokens x hidden x 2 tensors
+    x 2 bytes, at NCCL's Simple base latency plus one hop of the link (NVLink 3.4 us, PCIe 5.7 us: tuning.cc)
+    plus the bytes at ``pipeline_link_gbps`` (per-GPU GB/s). 0 where the link is not given or pp is 1."""
+    pp = np.asarray(pp, dtype=float)
+    if pipeline_link_gbps is None:
+        return np.zeros_like(pp)
+    over_nvlink = np.asarray(True if nvlink is None else nvlink, dtype=bool)
+    hop = np.where(over_nvlink, NODE_HOP_LATENCY.value, PCIE_HOP_LATENCY.value)
+    message = np.asarray(tokens, dtype=float) * spec.model.hidden_size * 2.0 * 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        send = RING_BASE_LATENCY.value + hop + message / (_array(pipeline_link_gbps, np.inf) * 1e9)
+    return np.where(pp > 1, (pp - 1.0) * send, 0.0)
 
 
 def serving_allreduce_seconds(

@@ -22,6 +22,7 @@ OPTION_LABELS = {
     "currency": "Currency",
     "include_infeasible": "Also list what does not fit",
     "explore_parallelism": "Also rank plans other than the spec's parallelism",
+    "deployment": "Development use (consumer serving splits ranked by cost)",
 }
 
 
@@ -57,6 +58,8 @@ def options_from_form(post) -> dict[str, Any]:
         options["include_infeasible"] = True
     if post.get("explore_parallelism"):
         options["explore_parallelism"] = True
+    if post.get("deployment") == "development":  # unticked: production, the default
+        options["deployment"] = "development"
     return options
 
 

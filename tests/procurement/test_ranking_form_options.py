@@ -23,3 +23,13 @@ def test_the_form_posts_a_deadline_probability_and_the_explore_option():
 def test_an_empty_probability_means_the_default():
     assert "deadline_probability" not in options_from_form(QueryDict("deadline_probability="))
     assert ranking_options_parse({}).deadline_probability == 0.9
+
+
+def test_the_form_posts_development_deployment_and_production_by_default():
+    # rankpp (aud49k item 4): ticked, the consumer serving split is ranked by cost; unticked, production
+    ticked = options_from_form(QueryDict("deployment=development"))
+    assert ticked == {"deployment": "development"}
+    assert ranking_options_parse(ticked).deployment == "development"
+    assert form_values(ticked)["deployment"] == "development"
+    assert "deployment" not in options_from_form(QueryDict(""))
+    assert ranking_options_parse(options_from_form(QueryDict(""))).deployment == "production"

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from procurement.ranking import RankingOptions, rank_workload
 from procurement.ranking.offers import prepare
 from procurement.ranking.shapes import tensor_parallel_splits_heads
+from procurement.ranking.splits import tensor_parallel_splits_mlp
 from procurement.sizing import memory_breakdown_gib, parse_workload_spec
 from procurement.sizing.bytes_model import state_bytes
 from procurement.sizing.spec import WorkloadSpecError
@@ -166,7 +167,11 @@ def test_every_accepted_stated_plan_ranks_on_a_node_that_holds_it_or_says_a_true
     # Infinity Fabric. Whether it fits, and a fabric between instances, are the configurations' gates.
     # ...and the TP degree splits the model's attention heads (ranking/shapes.tensor_parallel_splits_heads: the
     # query heads divide, training's KV heads too: Megatron-Core never replicates them, aud49k)
-    heads_split = bool(tensor_parallel_splits_heads(spec, np.array([float(par.tensor_parallel)]))[0])
+    # query heads divide, training's KV heads too: Megatron-Core never replicates them, aud49k), and the MLP's
+    # width (splits.tensor_parallel_splits_mlp, gate tp_mlp, stop 50)
+    degree = np.array([float(par.tensor_parallel)])
+    heads_split = bool(tensor_parallel_splits_heads(spec, degree)[0])
+    mlp_split = bool(tensor_parallel_splits_mlp(spec, degree)[0])
     holds = [
         n
         for n, scale_up, _ in _kinds()
@@ -174,6 +179,7 @@ def test_every_accepted_stated_plan_ranks_on_a_node_that_holds_it_or_says_a_true
         and gpus // n <= 64
         and (par.tensor_parallel == 1 or (n % par.tensor_parallel == 0 and scale_up))
         and heads_split
+        and mlp_split
     ]
     for row in ranking.results:  # the stated fields, each as stated
         figures = {"gpus": row["gpus"]} | row["plan"]
@@ -189,6 +195,8 @@ def test_every_accepted_stated_plan_ranks_on_a_node_that_holds_it_or_says_a_true
         assert not makes, reason
     elif "does not split the model's" in reason:  # the heads are the blocker
         assert not heads_split, reason
+    elif "does not split the MLP's width" in reason:  # the MLP is the blocker
+        assert heads_split and not mlp_split, reason
     elif "NVLink or Infinity Fabric between an instance's GPUs" in reason:  # the link is the blocker
         divides = [(n, up) for n, up, _ in _kinds() if n in makes and n % par.tensor_parallel == 0]
         assert divides and not any(up for _, up in divides), reason

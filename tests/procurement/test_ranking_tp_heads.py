@@ -46,10 +46,14 @@ def test_a_28_head_model_has_no_tp_8():
 
 @pytest.mark.django_db
 def test_mixtral_serving_ranks_no_tp_3_group(bundled_catalog):
+    # rankpp (aud49k item 1): a 3-GPU instance now serves as TP 1 x PP 3 (vLLM's guide), never TP 3 of 32 heads
     rows = ranked(MIXTRAL_INT8, 10)
-    assert rows and all(row["gpus_per_instance"] != 3 for row in rows), [
-        (row["instance_type"], row["gpus_per_instance"]) for row in rows
+    plans = [
+        (row["gpus_per_instance"], row["plan"]["tensor_parallel"], row["plan"]["pipeline_parallel"])
+        for row in rows
     ]
+    assert rows and all(tp != 3 for _, tp, _ in plans), plans
+    assert all((tp, pp) == (1, 3) for gpus, tp, pp in plans if gpus == 3), plans
 
 
 @pytest.mark.django_db

@@ -40,6 +40,7 @@ from procurement.ranking.shapes import (
     offloaded_per_gpu_gib,
     plan_validity,
     tensor_parallel_splits_heads,
+    tensor_parallel_splits_mlp,
 )
 from procurement.ranking.spot_inputs import job_spot_timing
 from procurement.sizing import (
@@ -57,7 +58,7 @@ from procurement.sizing.mfu import bandwidth_factor, estimate_mfu, memory_factor
 
 
 def _memory_gib(
-    spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, calibration=None
+    spec: WorkloadSpec, gpu: GpuSpec, gpus: int, zero: int, tp: int, calibration=None, pp: int = 1
 ) -> tuple[float, float, float]:
     """(required GiB per GPU with headroom, GiB offloaded to host RAM per GPU, peak GiB per GPU)."""
     offload = spec.parallelism.offload if zero >= 1 else "none"  # as shapes._memory
@@ -67,7 +68,7 @@ def _memory_gib(
         gpus,
         zero_stage=zero,
         tensor_parallel=tp,
-        pipeline_parallel=1,
+        pipeline_parallel=pp,
         offload=offload,
         flash_attention=flash,
     )
@@ -88,8 +89,11 @@ def _speed(spec: WorkloadSpec, gpu: GpuSpec, mfu: float) -> tuple[float, float]:
     return float(peak), float(bandwidth)
 
 
-def _serving_instances(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, tp: int) -> float:
-    """Instances a serving configuration needs for the spec's demand (NaN: it misses a latency target)."""
+def _serving_instances(
+    spec: WorkloadSpec, gpu: GpuSpec, gpus: int, tp: int, pp: int = 1, link: Interconnect | None = None
+) -> float:
+    """Instances a serving configuration needs for the spec's demand (NaN: it misses a latency target).
+    A serving pipeline (pp > 1) keeps its stages' micro-batches in flight and sends over the node link."""
     peak, bandwidth = _speed(spec, gpu, 1.0)
     rows = inference_throughput(
         spec,
@@ -97,7 +101,7 @@ def _serving_instances(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, tp: int) -> 
         peak_tflops=peak,
         gpu_counts=gpus,
         tensor_parallel=tp,
-        pipeline_parallel=1,
+        **_pipeline_arguments(pp, link, gpus),
         generation=gpu.generation or 0,
         compute_efficiency=serving_efficiency(spec, gpu),
     )
@@ -110,6 +114,25 @@ def _serving_instances(spec: WorkloadSpec, gpu: GpuSpec, gpus: int, tp: int) -> 
     return float(fit.instances) if bool(fit.meets_targets) else math.nan
 
 
+def _splits(spec: WorkloadSpec, tp: int) -> bool:
+    """The TP degree splits the attention heads and the MLP (its int4 groups, block-FP8 experts)."""
+    degree = np.array([float(tp)])
+    return bool(tensor_parallel_splits_heads(spec, degree)[0] and tensor_parallel_splits_mlp(spec, degree)[0])
+
+
+def _pipeline_arguments(pp: int, link: Interconnect | None, per_instance: int) -> dict:
+    """inference_throughput's pipeline arguments: a serving pipeline plan's degree, its stages' link (the node
+    link's per-GPU rate, shapes.link_rates) and whether that link is NVLink-class; TP plans: 1."""
+    if pp <= 1 or link is None:
+        return {"pipeline_parallel": 1}
+    node_gbps, _ = link_rates(link, float(per_instance))
+    return {
+        "pipeline_parallel": pp,
+        "pipeline_link_gbps": node_gbps,
+        "tensor_parallel_nvlink": link.scale_up,
+    }
+
+
 def _hours(
     spec: WorkloadSpec,
     gpu: GpuSpec,
@@ -119,6 +142,7 @@ def _hours(
     options: RankingOptions,
     link: Interconnect,
     per_instance: int,
+    pp: int = 1,
 ) -> float:
     mfu = estimate_mfu(spec, gpu, options.calibration) if spec.is_training else 1.0
     peak, bandwidth = _speed(spec, gpu, mfu)
@@ -132,8 +156,8 @@ def _hours(
             peak_tflops=peak,
             gpu_counts=gpus,
             tensor_parallel=tp,
-            pipeline_parallel=1,
             tensor_parallel_gbps=tp_gbps,
+            **_pipeline_arguments(pp, link, per_instance),
             generation=gpu.generation or 0,
             compute_efficiency=serving_efficiency(spec, gpu),
         )
@@ -245,25 +269,33 @@ def rank_workload_loop(
                 if needs_missing_fabric(spec, instances, zero, offer.interconnect.has_fabric):
                     continue  # "no cluster interconnect for <type>"
                 tp = (group or per_instance) if uses_tp else 1
-                if not tensor_parallel_splits_heads(spec, np.array([float(tp)]))[0]:
-                    continue  # the TP group must split the attention heads (aud49r: no TP 3 of 32 heads)
-                required, offloaded, peak = _memory_gib(spec, gpu, total_gpus, zero, tp, options.calibration)
+                pp = 1
+                whole = uses_tp and not group and not spec.is_training and not spec.model.is_image
+                if whole and not _splits(spec, tp):
+                    # vLLM's guide: no TP degree of the instance's GPUs splits the model, so TP 1 x PP n
+                    # (splits.serving_pipeline_plans, without a stated plan)
+                    tp, pp = 1, per_instance
+                if not _splits(spec, tp):
+                    continue  # the TP group must split the heads and the MLP (aud49r: no TP 3 of 32 heads)
+                required, offloaded, peak = _memory_gib(
+                    spec, gpu, total_gpus, zero, tp, options.calibration, pp
+                )
                 if not peak <= gpu.capacity_gib:  # the peak must fit; headroom only decides "tight"
                     continue
                 tight = required > gpu.capacity_gib or peak > TIGHT_UTILIZATION.value * gpu.capacity_gib
-                hours = _hours(spec, gpu, total_gpus, zero, tp, options, offer.interconnect, per_instance)
+                hours = _hours(spec, gpu, total_gpus, zero, tp, options, offer.interconnect, per_instance, pp)
                 if not math.isfinite(hours):
                     continue
                 if not spec.is_training and zero >= 3:  # no ZeRO for serving
                     continue
-                candidates.append((plan, group, hours, offloaded, tight, tp, total_gpus))
+                candidates.append((plan, group, hours, offloaded, tight, tp, total_gpus, pp))
             # a partial TP plan is ranked only where it is the fastest partial plan and faster than every
             # other plan that fits and offloads nothing (shapes.slower_partial_plans)
             base = min((c[2] for c in candidates if not c[1] and not c[3] > 0), default=math.inf)
             partial = [c for c in candidates if c[1]]
             fastest = min(partial, key=lambda c: c[2]) if partial else None
             candidates = [c for c in candidates if not c[1] or (c is fastest and c[2] < base)]
-            for plan, _group, hours, offloaded, tight, tp, total_gpus in candidates:
+            for plan, _group, hours, offloaded, tight, tp, total_gpus, pp in candidates:
                 ram_needed, vcpus_needed = host_needs(spec, gpu.capacity_gib, offloaded, per_instance)
                 # the host rules of thumb only warn; RAM the plan offloads to is a limit (NaN: unknown, allowed)
                 if offloaded > 0 and offer.memory_gib < ram_needed:
@@ -277,7 +309,7 @@ def rank_workload_loop(
                 ) or (not feeds_loader(spec) and offer.vcpus < vcpus_needed)
                 paid_instances = instances
                 if not spec.is_training:  # instances from the demand
-                    replicas = _serving_instances(spec, gpu, total_gpus, tp)
+                    replicas = _serving_instances(spec, gpu, total_gpus, tp, pp, offer.interconnect)
                     if not math.isfinite(replicas):
                         continue
                     paid_instances = int(replicas)
@@ -290,12 +322,12 @@ def rank_workload_loop(
                 # GPUs that talk over a link the catalog does not state: ordered like a tight fit (fix43r)
                 par = spec.parallelism
                 talks = total_gpus > 1 and (
-                    spec.is_training or tp > 1 or par.pipeline_parallel > 1 or par.expert_parallel > 1
+                    spec.is_training or tp * pp > 1 or par.pipeline_parallel > 1 or par.expert_parallel > 1
                 )
                 if talks and per_instance > 1 and not offer.interconnect.stated:
                     tight = True
                 # a serving replica split over consumer cards: ordered like a tight fit (aud49r)
-                consumer_split = not spec.is_training and tp > 1 and gpu.is_consumer
+                consumer_split = not spec.is_training and tp * pp > 1 and gpu.is_consumer
                 tight = tight or host_doubt or consumer_split
                 shown = _shown_total(price, hours, paid_instances, offer.storage_rate, options)
                 rows.append((total, hours, position, paid_instances, plan, tight, multi_spot, shown))

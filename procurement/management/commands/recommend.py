@@ -5,6 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from procurement.choices import Deployment
 from procurement.costing.documents import load_document_file
 from procurement.costing.values import CostInputError
 from procurement.services.recommendations import (
@@ -85,6 +86,13 @@ class Command(BaseCommand):
             help="also rank GPU counts and plans other than the spec's stated parallelism, each saying what differs",
         )
         parser.add_argument(
+            "--deployment",
+            choices=Deployment.values,
+            default=None,
+            help="production (default): a serving replica split over consumer cards ranks below the first row "
+            "that is not one; development: ranked by cost like any row",
+        )
+        parser.add_argument(
             "--every-region",
             action="store_true",
             help="keep one row per region even where price, hours and spot band are the same (collapse_identical: false)",
@@ -137,6 +145,8 @@ class Command(BaseCommand):
         ):
             if options[flag]:
                 parameters[flag] = True
+        if options["deployment"]:
+            parameters["deployment"] = options["deployment"]
         if options["no_calibration"]:
             parameters["calibrate"] = False
         if options["every_region"]:

@@ -120,3 +120,32 @@ def test_table_json_and_page_show_each_rows_cost_breakdown(tmp_path, engineer_cl
     assert html.count('class="cost-bar"') == 3
     assert f"compute {first['compute']} · setup {first['setup']}" in html
     assert "per 1M training tokens" in html
+
+
+def test_recommend_deployment_development_lifts_the_consumer_split_order(tmp_path, bundled_catalog):
+    """rankpp (aud49k item 4): Llama-3-70B int4 at one stream, the hobby case whose 2 x RTX 3090 split is ordered
+    below the first data-center row in production; `--deployment development` ranks it by cost, without the order
+    reason (the warning about ECC stays)."""
+    from procurement.ranking.rows import CONSUMER_SPLIT_ORDER_REASON
+
+    serving = {
+        "name": "hobby",
+        "task": "inference",
+        "model": {"preset": "llama-3-70b"},
+        "precision": "fp16",
+        "weight_quantization": "int4",
+        "inference": {"concurrency": 1, "context_len": 4096, "output_tokens": 256},
+    }
+    path = tmp_path / "serving.yaml"
+    path.write_text(yaml.safe_dump(serving))
+
+    def rows(*args):
+        out = StringIO()
+        call_command("recommend", str(path), "--format", "json", "--top", "5", *args, stdout=out)
+        return json.loads(out.getvalue())["results"]
+
+    production, development = rows(), rows("--deployment", "development")
+    assert any(CONSUMER_SPLIT_ORDER_REASON in row["reasons"] for row in production)
+    assert not any(CONSUMER_SPLIT_ORDER_REASON in row["reasons"] for row in development)
+    splits = [row for row in development if any("consumer cards" in w for w in row["warnings"])]
+    assert splits and all("no ECC memory" in w for row in splits for w in row["warnings"] if "consumer" in w)

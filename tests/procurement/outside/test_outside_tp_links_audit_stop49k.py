@@ -126,25 +126,22 @@ def test_two_gpu_host_tp_ladder(model, tp2):
 # use pipeline parallelism, which splits the model along layers and supports uneven splits. In this case, the tensor
 # parallel size should be 1 and the pipeline parallel size should be the number of GPUs." The catalog has 3-GPU
 # instances (daytona 3x-RTX5090, 96 GB; lium RTX3090_3x, 72 GB) that hold a 70B int4 replica (about 38 GB of
-# weights); with the tp_heads gate they hold no plan at all, since serving has no pipeline plan
-# (ranking/contract.pipeline_degree is 1 unless the task trains).
-R_VLLM_PP = (
-    "UNEXPLAINED (ranking): no 3-GPU row in the top 300 for Llama-3-70B int4 serving. The TP 3 plan is rightly gated "
-    "(64 heads), but vLLM serves that instance with TP 1 x PP 3 (its guide's edge case) and the ranking has no "
-    "serving pipeline plan (contract.pipeline_degree returns 1 unless task trains). Ruled out: a stated "
-    "pipeline_parallel: 3 with gpus: 3 parses and ranks nothing (empty results; pipeline_degree ignores it). Lead: a serving PP plan whose decode step is the sum of "
-    "the stages (one replica) with a P2P send per stage a step, priced on the instance's link."
-)
+# weights); with the tp_heads gate they held no plan at all (serving had no pipeline plan). FIXED at stop 50
+# (rankpp): where no TP degree of an instance's GPUs splits the model, its replica is TP 1 x PP n
+# (ranking/splits.serving_pipeline_plans), the stages' micro-batches in flight as vLLM runs them, a send of
+# activations a stage (sizing/throughput.serving_pipeline_batches, pipeline_send_seconds); before: no 3-GPU row
+# in the top 300, after: lium RTX3090_3x TP 1 x PP 3 at row 20 ($528.05 a month, ordered as a consumer split).
 LLAMA70B_INT4 = serving(
     {"preset": "llama-3-70b"}, precision="fp16", concurrency=1, context=4096, weight_quantization="int4"
 )
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=R_VLLM_PP)
 def test_vllm_pipeline_parallel_serving_on_a_3_gpu_instance(bundled_catalog):
     rows = ranked(LLAMA70B_INT4, 300)
-    assert any(r["gpus_per_instance"] == 3 for r in rows), sorted({r["gpus_per_instance"] for r in rows})
+    three = [r for r in rows if r["gpus_per_instance"] == 3]
+    assert three, sorted({r["gpus_per_instance"] for r in rows})
+    assert all((tp_of(r), r["plan"]["pipeline_parallel"]) == (1, 3) for r in three)
 
 
 # The two setups aud49k ran for the consumer rule (printed rows, not asserted beyond what the rule promises):
