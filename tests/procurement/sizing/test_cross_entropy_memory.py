@@ -52,6 +52,16 @@ def test_the_huggingface_loss_holds_bf16_logits_their_upcast_the_shifted_copy_an
     assert logits_bytes_per_token(_qlora(cross_entropy="huggingface")) == 14 * VOCAB == 1_795_584
 
 
+def test_the_shifted_autocast_loss_holds_12_bytes_in_16_bit_and_fp32():
+    # Qwen-1's modeling_qwen.py under autocast: 2 (bf16 logits) + 2 (bf16 shifted copy) + 4 (autocast's fp32 copy for
+    # log_softmax) + 4 (fp32 log-softmax) = 12 B x V; fp32, no autocast: 4 + 4 + 0 + 4 = 12
+    assert logits_bytes_per_token(_qlora(cross_entropy="shifted_autocast")) == 12 * VOCAB == 1_539_072
+    spec = _qlora(cross_entropy="shifted_autocast", precision="fp32", task="lora")
+    assert logits_bytes_per_token(spec) == 12 * VOCAB
+    notes = memory_assumptions(_qlora(cross_entropy="shifted_autocast"))
+    assert any(note.startswith("the model's own loss under torch autocast") for note in notes)
+
+
 def test_the_huggingface_loss_in_fp32_has_no_separate_upcast():
     # fp32 logits are their own .float(): 4 + 0 + 4 + 4 = 12 B x V
     spec = _qlora(cross_entropy="huggingface", precision="fp32", task="lora")
