@@ -50,6 +50,7 @@ KNOB_PATHS = {
     "seq_len": "seq_len",
     "max_seq_len": "max_seq_len",
     "zero_grad": "zero_grad",
+    "cross_entropy": "cross_entropy",
     "gradient_checkpointing": "gradient_checkpointing",
     "training_tokens": "training_tokens",
     "lora_rank": "lora.rank",
@@ -87,6 +88,7 @@ _TRAINING_ONLY = {
     "seq_len",
     "max_seq_len",
     "zero_grad",
+    "cross_entropy",
     "gradient_checkpointing",
     "training_tokens",
     "zero_stage",
@@ -132,6 +134,7 @@ _TEXT_KNOBS = {
     "precision",
     "gradient_checkpointing",
     "zero_grad",
+    "cross_entropy",
     "runtime",
     "lora_implementation",
     "lora_adapter_dtype",
@@ -150,6 +153,7 @@ _TEXT_KNOBS = {
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
 _UNSTATED_DEFAULTS = {
     "zero_grad": "in_place",
+    "cross_entropy": "fp32_softmax",
     "runtime": "optimized",
     "lora_implementation": "peft_eager",
     "lora_adapter_dtype": "base",

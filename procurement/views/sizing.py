@@ -27,6 +27,7 @@ from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
 from procurement.sizing.spec import (
     ATTN_IMPLEMENTATIONS,
     CHECKPOINTING,
+    CROSS_ENTROPY,
     EAGER_LAYERS,
     EXPERT_PRECISIONS,
     GENERATE_HARNESSES,
@@ -63,6 +64,7 @@ KNOB_DEFAULTS = {
     "seq_len": "2048",
     "max_seq_len": "",  # blank: seq_len (samples of one length)
     "zero_grad": "in_place",
+    "cross_entropy": "fp32_softmax",
     "gradient_checkpointing": "full",
     "training_tokens": "2.0e8",
     "lora_rank": "16",
@@ -134,6 +136,13 @@ KNOB_LABELS = {
         "zero_grad between steps",
         "training, language models: in_place (torch < 2.0, conservative) / set_to_none (torch >= 2.0's default: "
         "one micro-batch a step on one data-parallel rank peaks without the gradients beside the activations)",
+    ),
+    "cross_entropy": (
+        "Loss (cross entropy) as computed",
+        "training, language models: the vocabulary-sized tensors a token (docs/workload-spec.md): fp32_softmax "
+        "(Megatron-Core, 4 x V bytes) / huggingface (transformers 4.46-4.48, 14) / shifted_autocast (the model's "
+        "own loss on 16-bit logits under torch autocast, e.g. Qwen-1, 12) / torchtitan / compiled / fused / "
+        "torchtune",
     ),
     "gradient_checkpointing": ("Gradient checkpointing", "training"),
     "training_tokens": ("Training tokens", "training: for hours"),
@@ -242,6 +251,7 @@ _TEXT_KNOBS = (
     "eager_layer",
     "expert_precision",
     "zero_grad",
+    "cross_entropy",
     "bnb_version",
     "lm_head_4bit",
     "bnb_storage_dtype",
@@ -257,6 +267,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "precision": PRECISIONS,
         "gradient_checkpointing": CHECKPOINTING,
         "zero_grad": ZERO_GRAD,
+        "cross_entropy": CROSS_ENTROPY,
         "zero_stage": ZERO_STAGES,
         "runtime": IMAGE_RUNTIMES,
         "lora_implementation": LORA_IMPLEMENTATIONS,

@@ -23,6 +23,7 @@ import pytest
 
 from procurement.sizing import gpu_by_slug, parse_workload_spec, size_workload
 from procurement.sizing.bytes_model import logits_bytes_per_token, memory_assumptions
+from procurement.sizing.documents import spec_from_knobs
 from procurement.sizing.memory import memory_breakdown_scalar
 from procurement.sizing.spec import WorkloadSpecError
 
@@ -113,3 +114,10 @@ def test_the_report_names_the_loss_it_sized():
         size_workload(_qlora(), [gpu_by_slug("a100-sxm4-80gb")])["workload"]["cross_entropy"]
         == "fp32_softmax"
     )
+
+
+def test_the_form_carries_the_field():
+    knobs = {"task": "lora", "preset": "llama-2-7b", "cross_entropy": "shifted_autocast"}
+    assert spec_from_knobs(knobs)["cross_entropy"] == "shifted_autocast"
+    assert "cross_entropy" not in spec_from_knobs(knobs | {"cross_entropy": "fp32_softmax"})
+    assert "cross_entropy" not in spec_from_knobs(knobs | {"task": "inference"})
