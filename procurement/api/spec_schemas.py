@@ -634,7 +634,7 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "Training: how the loss computes cross entropy over the vocabulary. fp32_softmax (default): one fp32 "
         "softmax kept for backward, 4 bytes x V a token (Megatron-Core); huggingface: transformers' causal-LM "
         "loss upcasts the whole logits and keeps the fp32 log-softmax, 14 bytes x V in 16-bit training (12 in "
-        "fp32); torchtitan: its eager F.cross_entropy of the fp32-upcast logits, 12 bytes x V at the log-softmax backward; compiled: the same under torch.compile, the 16-bit logits and their gradient, 4 bytes x V; fused: a fused linear + cross entropy (Liger, Unsloth) never holds the logits, 6h bytes a token; torchtune: torchtune's early recipes (fp32 logits, the shifted fp32 copy held through backward, eager cross entropy), 16 bytes x V at the log-softmax backward",
+        "fp32); torchtitan: its eager F.cross_entropy of the fp32-upcast logits, 12 bytes x V at the log-softmax backward; compiled: the same under torch.compile, the 16-bit logits and their gradient, 4 bytes x V; fused: a fused linear + cross entropy (Liger, Unsloth) never holds the logits, 6h bytes a token; torchtune: torchtune's early recipes (fp32 logits, the shifted fp32 copy held through backward, eager cross entropy), 16 bytes x V at the log-softmax backward; shifted_autocast: the model's own loss on its 16-bit logits (the shifted 16-bit copy, nn.CrossEntropyLoss: Qwen-1's modeling_qwen.py) under torch autocast (HF Trainer --bf16 without DeepSpeed), 12 bytes x V",
     )
     fp8_recipe = _choice(
         FP8_RECIPES,

@@ -676,6 +676,22 @@ def logits_bytes_per_token(spec: WorkloadSpec, tensor_parallel: bool = False) ->
     training). Measured with torchtune's own modules at that commit (bf16, CPU allocator trace, Llama 2 7B
     widths, 2 layers): the step's peak above the weights is the blocks' saved tensors plus the final norm's
     fp32 input plus 16 x 32,000 bytes a token of the S - 1 shifted tokens, to 0.01%.
+
+    shifted_autocast: the model's own loss on its compute-dtype logits with no upcast, under torch autocast. Qwen-1's
+    remote code (QWenLMHeadModel.forward in the Hugging Face repos' modeling_qwen.py, e.g. the Qwen-72B copy
+    mapengAdam/qianwen-72B@3334bfe3): `lm_logits = self.lm_head(hidden_states)` (bf16: the model runs
+    `self.lm_head.bfloat16()` under config.bf16), `shift_logits = lm_logits[..., :-1, :].contiguous()`,
+    `CrossEntropyLoss()(shift_logits.view(...), ...)`. HF Trainer's --bf16 / --fp16 without DeepSpeed runs the
+    forward under torch autocast, whose CUDA float32 list holds cross_entropy, log_softmax and nll_loss (PyTorch
+    2.0 docs, amp.rst "CUDA Ops that can autocast to float32"): log_softmax casts its input to a fp32 copy, which
+    its backward does not keep (it reads its output). Forward peak: the 16-bit logits, the 16-bit shifted copy, the
+    fp32 cast and the fp32 log-softmax, 2 + 2 + 4 + 4 = 12 bytes x V; backward peak at log-softmax's: the saved
+    fp32 log-softmax, nll_loss's fp32 gradient and the fp32 input gradient, 12 bytes x V (the logits and the
+    shifted copy are freed with the model output before backward: the Trainer returns only the loss; where
+    accelerate's mixed precision wraps the forward, its convert_outputs_to_fp32 adds a fp32 copy of the logits after
+    the shifted copy is gone, 2 + 4 + 4 = 10 bytes x V, below the peak). In fp32
+    (no autocast): 4 + 4 + 0 + 4 = 12 as well. Without autocast in 16 bits (DeepSpeed's own bf16 / fp16 engine)
+    the log-softmax would run in 16 bits: not this value.
     """
     vocab = float(spec.model.vocab_size)
     if spec.cross_entropy == "torchtitan":
@@ -690,6 +706,8 @@ def logits_bytes_per_token(spec: WorkloadSpec, tensor_parallel: bool = False) ->
         return 3.0 * compute_bytes(spec) * spec.model.hidden_size
     if spec.cross_entropy == "torchtune":
         return 16.0 * vocab
+    if spec.cross_entropy == "shifted_autocast":
+        return 12.0 * vocab
     return LOGITS_BYTES.value * vocab
 
 
@@ -717,6 +735,12 @@ def _loss_notes(spec: WorkloadSpec) -> list[str]:
         return [
             "torchtune's recipe loss: fp32 logits, the shifted fp32 copy the loop holds through backward, and "
             f"eager cross entropy, peaking at log-softmax's backward at 16 bytes x {vocab:,} vocabulary a token"
+        ]
+    if spec.cross_entropy == "shifted_autocast":
+        return [
+            "the model's own loss under torch autocast: 16-bit logits, their shifted 16-bit copy, autocast's fp32 "
+            f"copy and the fp32 log-softmax, 12 bytes x {vocab:,} vocabulary a token (as much at log-softmax's "
+            "backward)"
         ]
     if spec.cross_entropy == "fused":
         return [

@@ -131,7 +131,18 @@ TORCH_VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
 # compiled: the same loss under torch.compile (torchtitan compiles it with training.compile since April 2025).
 # torchtune: its early LoRA/full recipes (pytorch/torchtune@a95c6b93), fp32 logits from the model, the shifted
 # fp32 copy kept by the training loop through backward, eager nn.CrossEntropyLoss: 16 bytes x V at the backward.
-CROSS_ENTROPY = ("fp32_softmax", "huggingface", "torchtitan", "compiled", "fused", "torchtune")
+# shifted_autocast: the model's own loss on its compute-dtype logits, no upcast (`lm_logits[..., :-1, :].contiguous()`,
+# nn.CrossEntropyLoss: Qwen-1's modeling_qwen.py, and any model code that computes its loss so) under torch
+# autocast (HF Trainer --bf16 / --fp16 without DeepSpeed), which runs log_softmax in fp32: 12 bytes x V.
+CROSS_ENTROPY = (
+    "fp32_softmax",
+    "huggingface",
+    "torchtitan",
+    "compiled",
+    "fused",
+    "torchtune",
+    "shifted_autocast",
+)
 # Training attention: engine, at the run's fitted efficiency; or a named kernel's published causal speed
 # (attention_kernels.py): PyTorch SDPA's FlashAttention-2, Transformer Engine's cuDNN, FlashAttention-3.
 ATTENTION_KERNELS = ("engine", "flash_attention_2", "cudnn", "flash_attention_3")

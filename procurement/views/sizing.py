@@ -27,6 +27,7 @@ from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
 from procurement.sizing.spec import (
     ATTN_IMPLEMENTATIONS,
     CHECKPOINTING,
+    CROSS_ENTROPY,
     EAGER_LAYERS,
     EXPERT_PRECISIONS,
     GENERATE_HARNESSES,
@@ -66,6 +67,7 @@ KNOB_DEFAULTS = {
     "zero_grad": "in_place",
     "optimizer_impl": "foreach",
     "torch_version": "current",
+    "cross_entropy": "fp32_softmax",
     "gradient_checkpointing": "full",
     "training_tokens": "2.0e8",
     "lora_rank": "16",
@@ -148,6 +150,13 @@ KNOB_LABELS = {
         "torch release",
         "training: current (2.1 or later) or e.g. 2.0.1: foreach AdamW's step holds 2 state-sized temporaries "
         "before 2.1, 1 from 2.1. Memory only",
+    ),
+    "cross_entropy": (
+        "Loss (cross entropy) as computed",
+        "training, language models: the vocabulary-sized tensors a token (docs/workload-spec.md): fp32_softmax "
+        "(Megatron-Core, 4 x V bytes) / huggingface (transformers 4.46-4.48, 14) / shifted_autocast (the model's "
+        "own loss on 16-bit logits under torch autocast, e.g. Qwen-1, 12) / torchtitan / compiled / fused / "
+        "torchtune",
     ),
     "gradient_checkpointing": ("Gradient checkpointing", "training"),
     "training_tokens": ("Training tokens", "training: for hours"),
@@ -259,6 +268,7 @@ _TEXT_KNOBS = (
     "zero_grad",
     "optimizer_impl",
     "torch_version",
+    "cross_entropy",
     "bnb_version",
     "lm_head_4bit",
     "bnb_storage_dtype",
@@ -275,6 +285,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "gradient_checkpointing": CHECKPOINTING,
         "zero_grad": ZERO_GRAD,
         "optimizer_impl": OPTIMIZER_IMPLS,
+        "cross_entropy": CROSS_ENTROPY,
         "zero_stage": ZERO_STAGES,
         "runtime": IMAGE_RUNTIMES,
         "lora_implementation": LORA_IMPLEMENTATIONS,

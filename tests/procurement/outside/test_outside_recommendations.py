@@ -285,9 +285,15 @@ def qwen_lora_spec(model: dict, seq: int, gpus: int, *, qlora: bool = False) -> 
     0.5's fp32 adapters (the README's PyTorch 2.0 pairs with "peft>=0.5.0,<0.6.0"; the 7B / 14B rows, e6f2a7a of
     2023-10-11, predate peft 0.6.0 of 2023-11-02): lora.adapter_dtype fp32 (lora_host). Not stated for the ZeRO-3
     runs (finetune_lora_ds.sh, DeepSpeed's own bf16) nor for Q-LoRA (qlora=True: finetune_qlora_single_gpu.sh runs
-    --fp16 under DeepSpeed ZeRO-2, not autocast)."""
-    adapters = {"adapter_dtype": "fp32"} if gpus == 1 and not qlora else {}
-    return {
+    --fp16 under DeepSpeed ZeRO-2, not autocast).
+    qwenmem (stop 50): the same autocast runs the loss of Qwen-1's own QWenLMHeadModel.forward (bf16 lm_logits, the
+    shifted `.contiguous()` copy, nn.CrossEntropyLoss: mapengAdam/qianwen-72B@3334bfe3 modeling_qwen.py) with
+    log_softmax in fp32: cross_entropy shifted_autocast, 12 bytes x V a token (bytes_model.logits_bytes_per_token),
+    on the same single-GPU runs only."""
+    single_gpu_autocast = gpus == 1 and not qlora
+    adapters = {"adapter_dtype": "fp32"} if single_gpu_autocast else {}
+    loss = {"cross_entropy": "shifted_autocast"} if single_gpu_autocast else {}
+    return loss | {
         "task": "lora",
         "model": model | {"eager_layer": "qwen1"},
         "precision": "bf16",

@@ -173,11 +173,20 @@ def test_fix49e_copies_delta_on_held_out_qwen_rows(key):
     assert abs((lora_pub + delta) / emb_pub - 1) < 0.11, delta
 
 
+# qwenmem (stop 50): the long-sequence term the reason below named was Qwen-1's loss under autocast (cross_entropy
+# shifted_autocast, 12 B x V a token against the default 4), now stated by qwen_lora_spec: of the 9 LoRA (emb) strict
+# xfails (1.8B 512-8k, 7B / 14B 4k / 8k; 1.8B 256 already passed at -9.97%) seven pass; 1.8B 512 / 1024 stay (the
+# LoRA (emb) peak there is the optimizer step's, which the loss term does not reach, and the 1.8B's LoRA rows still
+# miss by 1.2-3.2 GiB not proportional to length, test_outside_qwen_lora_memory_stop50.py).
 QWEN_EMB_ABSOLUTE_MISS = (
-    "UNEXPLAINED (aud49z), inherited from the LoRA sibling, not the copies: [QWEN] {size} {seq} LoRA (emb) "
+    "UNEXPLAINED (aud49z; qwenmem), inherited from the LoRA sibling, not the copies: [QWEN] {size} {seq} LoRA (emb) "
     "{pub} G, ours {ours:.2f} GiB ({gap:+.1%}); the same README's LoRA row at this length reads {lora_gap:+.1%} in "
-    "ours, while the copies' delta lands (test_fix49e_copies_delta_on_held_out_qwen_rows). Lead: the LoRA rows' "
-    "long-sequence activation term on Qwen (v1) with flash attention 2, not this change."
+    "ours, while the copies' delta lands (test_fix49e_copies_delta_on_held_out_qwen_rows). The long-sequence term "
+    "is landed (cross_entropy shifted_autocast); what is left does not grow with length: the 1.8B LoRA rows miss "
+    "by 1.17 / 1.37 / 1.37 / 1.97 / 3.16 / 0.76 GiB from 256 to 8,192 tokens (7B 1.60 to 0.72, 14B 2.19 to 0.74 "
+    "GiB, inside the bar on their larger totals). Lead: a fixed 1-2 GiB the product does not charge on a one-GPU "
+    "HF Trainer run (the caching allocator's reserve as the README's tool read it, or CUDA / library "
+    "workspaces), unsized."
 )
 
 
@@ -199,6 +208,8 @@ def _absolute_params():
 
 @pytest.mark.parametrize(("size", "seq", "pub"), _absolute_params())
 def test_fix49e_held_out_qwen_lora_emb_memory(size, seq, pub):
-    """[QWEN] LoRA (emb) memory at the held-out lengths, bar 10%: 7B 1k / 2k -7.5 / -7.3%, 14B 1k / 2k -2.8 /
-    -7.4% pass; the 4k / 8k rows and the 1.8B rows miss with their LoRA siblings (strict xfails, reasons computed)."""
+    """[QWEN] LoRA (emb) memory at the held-out lengths, bar 10%: 7B 1k / 2k -7.5 / -4.9%, 14B 1k / 2k -2.8 /
+    -6.9% pass; qwenmem (Qwen-1's loss under autocast stated): 7B 4k / 8k -3.4 / -3.4%, 14B 4k / 8k -2.8 / -4.1%,
+    1.8B 256 / 2k / 4k / 8k -10.0 (-9.97) / -3.9 / -6.0 / -4.3% pass; 1.8B 512 / 1024 (-11.9 / -10.6%) miss with
+    their LoRA siblings (strict xfails, reasons computed)."""
     assert abs(_total(_emb_spec(size, seq)) / pub - 1) < LLM_MEMORY

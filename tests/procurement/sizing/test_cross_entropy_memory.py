@@ -23,6 +23,7 @@ import pytest
 
 from procurement.sizing import gpu_by_slug, parse_workload_spec, size_workload
 from procurement.sizing.bytes_model import logits_bytes_per_token, memory_assumptions
+from procurement.sizing.documents import spec_from_knobs
 from procurement.sizing.memory import memory_breakdown_scalar
 from procurement.sizing.spec import WorkloadSpecError
 
@@ -50,6 +51,16 @@ def test_it_keeps_the_fp32_softmax_by_default():
 def test_the_huggingface_loss_holds_bf16_logits_their_upcast_the_shifted_copy_and_the_log_softmax():
     # 2 (bf16 logits) + 4 (fp32 upcast) + 4 (shifted contiguous copy) + 4 (fp32 log-softmax) = 14 B x V
     assert logits_bytes_per_token(_qlora(cross_entropy="huggingface")) == 14 * VOCAB == 1_795_584
+
+
+def test_the_shifted_autocast_loss_holds_12_bytes_in_16_bit_and_fp32():
+    # Qwen-1's modeling_qwen.py under autocast: 2 (bf16 logits) + 2 (bf16 shifted copy) + 4 (autocast's fp32 copy for
+    # log_softmax) + 4 (fp32 log-softmax) = 12 B x V; fp32, no autocast: 4 + 4 + 0 + 4 = 12
+    assert logits_bytes_per_token(_qlora(cross_entropy="shifted_autocast")) == 12 * VOCAB == 1_539_072
+    spec = _qlora(cross_entropy="shifted_autocast", precision="fp32", task="lora")
+    assert logits_bytes_per_token(spec) == 12 * VOCAB
+    notes = memory_assumptions(_qlora(cross_entropy="shifted_autocast"))
+    assert any(note.startswith("the model's own loss under torch autocast") for note in notes)
 
 
 def test_the_huggingface_loss_in_fp32_has_no_separate_upcast():
@@ -103,3 +114,10 @@ def test_the_report_names_the_loss_it_sized():
         size_workload(_qlora(), [gpu_by_slug("a100-sxm4-80gb")])["workload"]["cross_entropy"]
         == "fp32_softmax"
     )
+
+
+def test_the_form_carries_the_field():
+    knobs = {"task": "lora", "preset": "llama-2-7b", "cross_entropy": "shifted_autocast"}
+    assert spec_from_knobs(knobs)["cross_entropy"] == "shifted_autocast"
+    assert "cross_entropy" not in spec_from_knobs(knobs | {"cross_entropy": "fp32_softmax"})
+    assert "cross_entropy" not in spec_from_knobs(knobs | {"task": "inference"})

@@ -85,9 +85,12 @@ def test_the_copies_memory_is_two_tables_at_bf16_with_bf16_gradients_and_adamw_s
     # fix49e: the step's peak (test_the_peak_by_hand) adds 4 B a copy parameter in place of the activations (0.24 GiB
     # here): (12 x copies - activations) x 1.05 fragmentation = 14.35 GiB (was 9.74, 8 B static only). [QWEN-EMB]
     # LoRA (emb) minus LoRA at 7B 256: "33.7G" - "20.1G" = 13.6 G.
+    # qwenmem (stop 50): the plain run's activations now carry Qwen-1's loss under autocast (cross_entropy
+    # shifted_autocast, 12 B x V a token in place of 4: +8 x 151,936 x 256 B = 0.29 GiB, 0.24 -> 0.53 GiB), which the
+    # step's peak replaces: 14.35 -> 14.05 GiB.
     expected = (12.0 * copies - a["activations_gib"] * GIB) * 1.05 / GIB
     assert b["total_per_gpu_gib"] - a["total_per_gpu_gib"] == pytest.approx(expected, rel=1e-9)
-    assert expected == pytest.approx(14.35, abs=0.01)
+    assert expected == pytest.approx(14.05, abs=0.01)
 
 
 def test_under_zero_with_masters_the_copies_take_deepspeeds_fp32_master_and_states():
