@@ -521,9 +521,10 @@ class WorkloadImageSerializer(serializers.Serializer):
         "own (6 passes over the scores, not 4), at pytorch-2.0's rate otherwise",
     )
     autocast = _flag(
-        "UNet diffusion inference: the 16-bit pipeline runs inside torch.autocast('cuda') (2022 'half' benchmarks, "
+        "UNet diffusion inference: the fp16 pipeline runs inside torch.autocast('cuda') (2022 'half' benchmarks, "
         "early webuis' default): the fp32 GroupNorm / LayerNorm / softmax casts, counted from PyTorch's autocast "
-        "op lists, at the card's achieved bandwidth (default false)"
+        "op lists, at the card's achieved bandwidth; memory adds the fp32 attention probabilities only. Refused "
+        "with bf16 weights and on tier presets (default false)"
     )
     text_tokens = _count(
         "Text-encoder tokens the DiT attends to (SD3/3.5, Flux, LTX-Video only); default: the preset's"

@@ -92,6 +92,18 @@ AUTOCAST_SCORE_BYTES = 8.0
 # benchmark (docs/source/en/optimization/tome.md, diffusers 0.15.1): SD 1.5 on a V100 16GB ran 512 px at
 # batch 4 and ran out of memory at batch 8 and at 1024 px (tests/procurement/outside, round 4).
 EAGER_INFERENCE_SCORE_TENSORS = 3.0
+# Under torch.autocast (image.autocast, eager attention) the peak of diffusers' 2022 attention is wider than those
+# three 16-bit tensors: CrossAttention._attention (huggingface/diffusers v0.4.2 src/diffusers/models/attention.py
+# lines 276-284; v0.3.0 alike with einsum) keeps the 16-bit scores referenced while softmax, an fp32_set_opt_dtype
+# op (aten/src/ATen/autocast_mode.cpp, 1.10 through 2.x), writes fp32 probabilities (4 B) and the next matmul
+# (lower_precision_fp, cached_cast) makes their 16-bit copy (2 B): 2 + 4 + 2 = 8 B a score element live against the
+# 3 x 2 = 6 counted, and the caching allocator cannot place the 4-byte tensor in a freed 2-byte block. +2 B a
+# score element at the peak. Counted from the code; checked held out on [LAMBDA-AC] (lambda-diffusers PR #11,
+# diffusers 0.4.2, RTX A6000 memory_reserved 1 -> 4 images: autocast on minus off grows 0.48 GB an image,
+# this term 0.537 for SD 1.5 at 512 px: tests/procurement/outside/test_outside_autocast_memory_fix50s.py), not
+# fitted on the [LAMBDA-22] memory rows it is then compared with. The norms' fp32 outputs (and a 0.3.0 VAE
+# decode's) are not counted in memory: autocast_memory_warning says so.
+AUTOCAST_PEAK_SCORE_EXTRA_BYTES = 2.0
 
 
 def resolution(spec) -> int:
@@ -589,7 +601,35 @@ def _inference_transient_bytes(spec, flash: bool) -> tuple[float, float, float]:
     decode = vae_decode_peak_elements(spec, autoencoder, side) if autoencoder else 0.0
     encode = max((encoder_cost(e, e["tokens"]).forward_peak for e in text_encoders(spec)), default=0.0)
     element = activation_bytes_per_element(spec)
-    return denoise * batch * element, decode * vae_decode_bytes_per_element(spec), encode * element
+    widened = autocast_peak_score_bytes(spec, flash, cost) * batch
+    return denoise * batch * element + widened, decode * vae_decode_bytes_per_element(spec), encode * element
+
+
+def autocast_peak_score_bytes(spec, flash: bool, cost: Cost) -> float:
+    """Bytes torch.autocast adds to a sample's eager attention peak (`image.autocast`): the fp32 probabilities'
+    extra 2 B a score element (AUTOCAST_PEAK_SCORE_EXTRA_BYTES). 0 without autocast or with fused attention."""
+    if flash or not spec.image.autocast:
+        return 0.0
+    return AUTOCAST_PEAK_SCORE_EXTRA_BYTES * cost.largest_scores
+
+
+# The memory under image.autocast counts only the attention peak's fp32 probabilities: the run's other fp32
+# tensors (the norms' outputs, and on diffusers 0.3.0 the VAE decode's upcast norms) are not walked for memory.
+# [LAMBDA-22]'s memory column (lambda-diffusers @0c9fbc7, diffusers 0.3.0) reads 20.6-22.7% above this product
+# at 4 and 8 images a call (tests/procurement/outside/test_outside_autocast_audit_aud50s.py).
+AUTOCAST_MEMORY_WARNING = (
+    "image.autocast: the memory counts autocast's fp32 attention probabilities (+2 bytes a score element at the "
+    "attention peak) but not its other fp32 tensors (the GroupNorm / LayerNorm outputs; on diffusers 0.3.0 the "
+    "VAE decode's upcast norms and attention): 2022 diffusers 0.3.0 runs under autocast reserved up to about a "
+    "quarter more than this figure at 4 to 8 images a call; allow for it"
+)
+
+
+def autocast_memory_warning(spec) -> str | None:
+    """The answer's caveat on memory under image.autocast (AUTOCAST_MEMORY_WARNING); None without it."""
+    if spec.model.image_arch is None or not spec.image.autocast:
+        return None
+    return AUTOCAST_MEMORY_WARNING
 
 
 def unet_forward_reserve_ratio(spec) -> float | None:

@@ -330,6 +330,9 @@ def _candidate(
     if spec.model.is_image_tier:
         warnings.append(image.TIER_WARNING)
     warnings.extend(image_model.training_speed_warnings(spec))
+    autocast_memory = image_model.autocast_memory_warning(spec)
+    if autocast_memory:
+        warnings.append(autocast_memory)
     candidate = {
         "gpu": gpu.slug,
         "gpu_name": gpu.name,

@@ -1421,15 +1421,36 @@ def _check_autocast(reader: _Reader, spec, arch: ImageArchitecture) -> None:
             f"torch.autocast is counted for a UNet generation (inference); {arch.slug} {spec.task}: leave it out "
             "(training's fp16 / bf16 already runs under autocast)",
         )
-    elif spec.precision not in ("fp16", "bf16"):
+    elif spec.precision != "fp16":
+        # torch.autocast('cuda') runs at float16 unless a dtype is passed; autocast_mode.cpp's cached_cast casts
+        # any floating tensor not of that dtype at every conv / linear and caches only fp32 leaves, so bf16 (or
+        # fp32) weights would be cast every call (SD 1.5's UNet: 0.86e9 x 4 B a call), which is not counted
         reader.error(
             "image.autocast",
-            f"counted over 16-bit weights (precision fp16 or bf16); precision is {spec.precision}: fp32 weights "
-            "under autocast are not counted",
+            f"counted over 16-bit weights at torch.autocast('cuda')'s default dtype, float16 (precision fp16); "
+            f"precision is {spec.precision}: those weights would be cast to fp16 at every conv / linear, which "
+            "is not counted (state precision fp16, or leave image.autocast out)",
         )
     elif spec.image.fused_kernels:
         reader.error(
             "image.autocast", "a compiled stack (image.fused_kernels) fuses autocast's casts: leave it out"
+        )
+
+
+def _check_tier_image_fields(reader: _Reader, spec) -> None:
+    """A tier preset is sized from its guide's measured table, not from an architecture: the fields that
+    count a generation's software stack (image.autocast's casts, image.runtime's rates) have nothing to act on."""
+    if spec.image.autocast:
+        reader.error(
+            "image.autocast",
+            f"{spec.model.preset} is a tier preset (the measured table's fallback), which does not count "
+            "autocast's casts: name an architecture preset (e.g. sd-1.5) or leave image.autocast out",
+        )
+    if spec.image.runtime != "optimized":
+        reader.error(
+            "image.runtime",
+            f"{spec.model.preset} is a tier preset (the measured table's fallback), which does not price a "
+            "software stack: name an architecture preset (e.g. sd-1.5) or leave image.runtime out",
         )
 
 
@@ -1671,6 +1692,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         if spec.task not in model.image_tier.tasks:
             allowed = ", ".join(model.image_tier.tasks)
             reader.error("task", f"the {model.preset} tier covers {allowed}, not {spec.task}")
+        _check_tier_image_fields(reader, spec)
         return
     if model.num_attention_heads % par.tensor_parallel:
         reader.error(

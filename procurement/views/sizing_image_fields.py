@@ -96,10 +96,10 @@ IMAGE_KNOB_LABELS = {
     ),
     "autocast": (
         "Under torch.autocast",
-        "UNet generation, fp16 / bf16",
-        "The 16-bit pipeline runs inside torch.autocast (2022 'half' benchmarks, early webuis): its GroupNorms, "
+        "UNet generation, fp16 weights",
+        "The fp16 pipeline runs inside torch.autocast (2022 'half' benchmarks, early webuis): its GroupNorms, "
         "LayerNorms and eager softmax run in fp32 and are cast back, extra passes counted from PyTorch's autocast "
-        "op lists.",
+        "op lists; memory counts the fp32 attention probabilities only. Not for bf16 weights or tier presets.",
     ),
     "optimizer": (
         "Optimizer",

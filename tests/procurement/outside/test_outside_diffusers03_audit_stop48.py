@@ -86,6 +86,8 @@ def _seconds(tmp_path, gpu: str, batch: int, autocast: bool = False) -> float:
     return candidate["throughput"]["seconds_per_batch"]
 
 
+# aud48i's reading (stop 48), kept for the GA102 history label below; A100_REASON no longer carries it (fix50s,
+# after aud50s: image.autocast prices the casts at stop 50, so "ruled out" contradicted the same reason)
 AUTOCAST = (
     " Ruled out at full size: the run's torch.autocast. Under autocast softmax is fp32_set_opt_dtype"
     " (aten/src/ATen/autocast_mode.cpp, 'softmax.int' ... fp32_set_opt_dtype, stored copy read): it reads the fp16"
@@ -153,7 +155,7 @@ A100_REASON = (
     " run (image.runtime diffusers-0.7, image.autocast true: {err_autocast}), {ours} s as plain fp16 ({err})."
     " The per-image rate is the A100's alone: +42% against +11% / +17% on"
     " the GA102 cards of the same CSV, the pattern of the 2022 fp16.mdx A100 rows (test_outside_diffusers_2022"
-    "_stop47.py, UNEXPLAINED at +25.5% / +39.7%)." + SLOPE_AND_FLOOR + AUTOCAST + " Best lead: what a 2022"
+    "_stop47.py, UNEXPLAINED at +25.5% / +39.7%)." + SLOPE_AND_FLOOR + " Best lead: what a 2022"
     " eager SD step pays on GA100 per image beyond its score bytes (img48's PR #412 reading holds only if that"
     " A100 was a 40GB); then the per-call 1.1 s, host-side (autocast's casts add kernels), not measured."
     + SYNC_PER_STEP

@@ -1,0 +1,212 @@
+"""fix50s (stop 50, acting on aud50s's fix list, issue 29): memory and validation under `image.autocast`.
+
+The memory term (image_model.AUTOCAST_PEAK_SCORE_EXTRA_BYTES) is counted from code, not fitted:
+  [AMP-CAST] PyTorch aten/src/ATen/autocast_mode.cpp (1.10+ layout; stored copy find_string id 266950229): softmax is
+      fp32_set_opt_dtype (reads the 16-bit scores, writes fp32 probabilities), matmul / bmm / einsum are
+      lower_precision_fp (cached_cast makes a 16-bit copy of the fp32 probabilities, uncached).
+  [D030-ATTN] huggingface/diffusers v0.3.0 src/diffusers/models/attention.py CrossAttention._attention lines 279-282
+      (mirror): `einsum(q, k) * self.scale`, `.softmax(dim=-1)`, `einsum(probs, v)`; v0.4.2 lines 276-284 keep the
+      scores in their own variable (`attention_scores`, `attention_probs`). Reserved at the peak a score element:
+      the 16-bit scores (2 B), the fp32 probabilities (4 B: no freed 2-byte block holds them) and their 16-bit cast
+      (2 B, in the freed matmul temporary's block): 8 B, against the 3 x 2 = 6 B the product counts
+      (EAGER_INFERENCE_SCORE_TENSORS). +2 B a score element.
+Held-out check, not a row the term was set on:
+  [LAMBDA-AC] LambdaLabsML/lambda-diffusers PR #11 (head bb72fa67, diffusers 0.4.2), RTX A6000 'half' rows' memory
+      column (GB reserved, test_outside_lambda_autocast_stop49.py): autocast True 4.52 / 8.74 / 11.4, False
+      3.38 / 4.92 / 8.82 at 1 / 2 / 4 images.
+Then compared with [LAMBDA-22-MEM] (lambda-diffusers @0c9fbc7 benchmark.csv memory column, diffusers 0.3.0;
+test_outside_autocast_audit_aud50s.py): 16 / 28-image rows land, 4 / 8-image rows stay UNEXPLAINED there.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from gpuledger.errors import InputError
+from procurement.sizing import image_model
+from procurement.sizing.assumptions import CUDA_CONTEXT_GIB
+from procurement.sizing.spec import parse_workload_spec
+
+MEMORY = 0.15
+GIB = 2.0**30
+# SD 1.5 at 512 px, the product's largest score tensor a sample: 8 heads x 4,096 queries x (4,096 self + 77 text) keys
+LARGEST_SCORES = 8 * 4096 * (4096 + 77)
+# [LAMBDA-AC] memory column, GB reserved: n_samples -> (autocast True, autocast False)
+LAMBDA_AC_MEMORY = {1: (4.52, 3.38), 2: (8.74, 4.92), 4: (11.4, 8.82)}
+
+
+def _spec(batch: int = 1, autocast: bool = True, **overrides) -> dict:
+    image = {"resolution_px": 512, "steps": 50, "runtime": "diffusers-0.7", "autocast": autocast}
+    spec = {
+        "task": "inference",
+        "model": {"preset": "sd-1.5"},
+        "precision": "fp16",
+        "micro_batch_size": batch,
+        "flash_attention": False,
+        "image": image,
+    }
+    return spec | overrides
+
+
+def _candidate(tmp_path, gpu: str, spec: dict) -> dict:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    out = io.StringIO()
+    call_command("size", str(path), "--gpu", gpu, "--format", "json", stdout=out)
+    (candidate,) = json.loads(out.getvalue())["candidates"]
+    return candidate
+
+
+def _reserved_gb(tmp_path, gpu: str, spec: dict) -> float:
+    """The product's total less the CUDA context, in GB: what memory_reserved() reports."""
+    total = _candidate(tmp_path, gpu, spec)["memory"]["total_per_gpu_gib"]
+    return (total - CUDA_CONTEXT_GIB) * GIB / 1e9
+
+
+def test_the_fp32_probabilities_term_is_counted_from_the_code():
+    """[AMP-CAST] + [D030-ATTN]: (2 + 4 + 2) - 3 x 2 = 2 B a score element; x 136.74 M score elements a sample x 2
+    samples an image (CFG) = 0.547 GB an image live. None with fused attention or without autocast."""
+    spec = parse_workload_spec(_spec())
+    cost = image_model.spec_network_cost(spec)
+    assert cost.largest_scores == LARGEST_SCORES
+    assert (2 + 4 + 2) - 3 * 2 == image_model.AUTOCAST_PEAK_SCORE_EXTRA_BYTES
+    per_sample = image_model.autocast_peak_score_bytes(spec, False, cost)
+    assert per_sample == 2 * LARGEST_SCORES
+    assert 2 * per_sample / 1e9 == pytest.approx(0.547, abs=0.001)
+    assert image_model.autocast_peak_score_bytes(spec, True, cost) == 0.0
+    plain = parse_workload_spec(_spec(autocast=False))
+    assert image_model.autocast_peak_score_bytes(plain, False, cost) == 0.0
+
+
+def test_the_term_against_lambda_ac_on_minus_off_growth_held_out(bundled_catalog, tmp_path):
+    """[LAMBDA-AC], 1 -> 4 images: on (11.4 - 4.52) / 3 = 2.293 GB an image, off (8.82 - 3.38) / 3 = 1.813: autocast
+    grows 0.480 GB an image. The counted live term 0.547 (published / ours -12.2%, inside 15%). The product's
+    reserved on-minus-off is 0.617 (-22.2%): the term passes through its allocator rules like every activation
+    byte (the UNet forward's replayed reserve ratio 1.127, recorded on diffusers 0.11 without autocast, and the
+    5% fragmentation), a stated overshoot on the side of more memory, not fitted away."""
+    measured = (11.4 - 4.52) / 3 - (8.82 - 3.38) / 3
+    assert measured == pytest.approx(0.480, abs=0.001)
+    live = 2 * 2 * LARGEST_SCORES / 1e9
+    assert measured / live - 1.0 == pytest.approx(-0.122, abs=0.005)
+    assert abs(measured / live - 1.0) <= MEMORY
+    growth = []
+    for autocast in (True, False):
+        ends = [_reserved_gb(tmp_path, "rtx-a6000", _spec(b, autocast)) for b in (1, 4)]
+        growth.append((ends[1] - ends[0]) / 3)
+    reserved = growth[0] - growth[1]
+    assert reserved == pytest.approx(0.617, abs=0.002)
+    assert measured / reserved - 1.0 == pytest.approx(-0.222, abs=0.005)
+
+
+@pytest.mark.parametrize(
+    ("batch", "expected_before", "expected"),
+    [
+        # ours 4.242 GB before fix50s, 4.859 after
+        pytest.param(1, 0.066, -0.070, id="b1"),
+        pytest.param(
+            2,
+            0.400,
+            0.169,
+            id="b2",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="UNEXPLAINED (fix50s): [LAMBDA-AC] RTX A6000 half under autocast, 2 images: published 8.74 GB"
+                " reserved, ours 7.48 GB (+16.9%; 6.25 GB, +40.0%, before the fp32 probabilities were counted). The"
+                " row is out of line with its neighbours in both columns: 1 -> 2 images grows 4.22 GB with autocast"
+                " and 1.54 without, 2 -> 4 grows 1.33 and 1.95 an image; the b1 and b4 rows land (-7.0% / -10.3%)."
+                " Best lead: the allocator's segment layout at two images (which blocks of the first call's UNet"
+                " forward the decode could not reuse), not read.",
+            ),
+        ),
+        # ours 10.251 GB before, 12.716 after
+        pytest.param(4, 0.112, -0.103, id="b4"),
+    ],
+)
+def test_lambda_ac_autocast_rows_memory_held_out(bundled_catalog, tmp_path, batch, expected_before, expected):
+    """[LAMBDA-AC] autocast True rows (diffusers 0.4.2), GB reserved, against the product's total less the CUDA
+    context. Held out: the term was counted from the code, not set on these rows."""
+    published = LAMBDA_AC_MEMORY[batch][0]
+    before = _reserved_gb(tmp_path, "rtx-a6000", _spec(batch, autocast=False))
+    ours = _reserved_gb(tmp_path, "rtx-a6000", _spec(batch))
+    assert published / before - 1.0 == pytest.approx(expected_before, abs=0.005)
+    assert published / ours - 1.0 == pytest.approx(expected, abs=0.005)
+    assert abs(published / ours - 1.0) <= MEMORY
+
+
+def test_lambda_ac_rows_without_autocast_a_diagnostic(bundled_catalog, tmp_path):
+    """Not changed by fix50s, stated for the next reader: [LAMBDA-AC]'s autocast False rows (3.38 / 4.92 / 8.82 GB)
+    read -20.3% / -21.2% / -14.0% against ours (4.242 / 6.245 / 10.251): the product holds more than this 0.4.2 run
+    reserved without autocast (a lead, not sized: the product counts three 16-bit score tensors at the peak, where
+    0.4.2's matmul * scale then softmax may reserve two), so the on-minus-off growth is the cleaner check of the
+    term."""
+    ours = [_reserved_gb(tmp_path, "rtx-a6000", _spec(b, autocast=False)) for b in (1, 2, 4)]
+    assert ours == pytest.approx([4.242, 6.245, 10.251], abs=0.002)
+    errors = [LAMBDA_AC_MEMORY[b][1] / o - 1.0 for b, o in zip((1, 2, 4), ours, strict=True)]
+    assert errors == pytest.approx([-0.203, -0.212, -0.140], abs=0.005)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "batch", "expected_gb"),
+    [
+        # [LAMBDA-22-MEM] published 4.53 / 15.34 / 46.11 / 28.47 / 78.78 / 15.36 GB; before fix50s 4.242 / 10.251 /
+        # 34.286 / 18.262 / 58.320 / 10.251
+        ("rtx-a6000", 1, 4.859),
+        ("rtx-a6000", 4, 12.716),
+        ("rtx-a6000", 16, 44.148),
+        ("a100-pcie-80gb", 8, 23.194),
+        ("a100-pcie-80gb", 28, 75.581),
+        ("rtx-3090", 4, 12.716),
+    ],
+)
+def test_the_lambda_2022_memory_figures_after_fix50s(bundled_catalog, tmp_path, gpu, batch, expected_gb):
+    """The figures the aud50s module judges, pinned: each rises by 0.617 GB an image reserved (the term through
+    the allocator rules), the batch-1 row included (4.242 -> 4.859, +6.8% -> -6.8%)."""
+    assert _reserved_gb(tmp_path, gpu, _spec(batch)) == pytest.approx(expected_gb, abs=0.002)
+
+
+def test_the_default_and_fused_attention_memory_are_unchanged(bundled_catalog, tmp_path):
+    """image.autocast false leaves the memory as before (4.242 GB at one image); with SDPA-style fused attention
+    there are no eager scores to widen, so autocast adds nothing to memory."""
+    assert _reserved_gb(tmp_path, "rtx-a6000", _spec(1, autocast=False)) == pytest.approx(4.242, abs=0.001)
+    fused_on = _reserved_gb(tmp_path, "rtx-a6000", _spec(1, flash_attention=True))
+    fused_off = _reserved_gb(tmp_path, "rtx-a6000", _spec(1, autocast=False, flash_attention=True))
+    assert fused_on == fused_off
+
+
+def test_the_answer_warns_that_memory_counts_only_the_probabilities(bundled_catalog, tmp_path):
+    on = _candidate(tmp_path, "rtx-a6000", _spec(4))["warnings"]
+    off = _candidate(tmp_path, "rtx-a6000", _spec(4, autocast=False))["warnings"]
+    assert image_model.AUTOCAST_MEMORY_WARNING in on
+    assert image_model.AUTOCAST_MEMORY_WARNING not in off
+    assert "not its other fp32 tensors" in image_model.AUTOCAST_MEMORY_WARNING
+
+
+def test_bf16_under_default_autocast_is_refused_naming_the_field():
+    """[AMP-CAST]: torch.autocast('cuda') runs at float16; bf16 weights would be cast at every conv / linear."""
+    with pytest.raises(InputError) as error:
+        parse_workload_spec(_spec(precision="bf16"))
+    assert "image.autocast" in str(error.value) and "float16" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("image", "field"),
+    [
+        ({"autocast": True}, "image.autocast"),
+        ({"runtime": "diffusers-0.7"}, "image.runtime"),
+        ({"runtime": "pytorch-2.0"}, "image.runtime"),
+    ],
+)
+def test_a_tier_preset_refuses_the_stack_fields(image, field):
+    """aud50s fix 3: a tier preset is sized from its measured table; the stack fields have nothing to act on."""
+    with pytest.raises(InputError) as error:
+        parse_workload_spec(_spec() | {"model": {"preset": "sdxl-tier"}, "image": image})
+    assert field in str(error.value) and "tier preset" in str(error.value)
+
+
+def test_a_tier_preset_without_the_stack_fields_still_sizes():
+    spec = parse_workload_spec(_spec() | {"model": {"preset": "sdxl-tier"}, "image": {}})
+    assert spec.model.is_image_tier and not spec.image.autocast
