@@ -225,21 +225,12 @@ def test_litgpt_llama3_8b_lora_a10g_peak_memory(bundled_catalog):
     assert not problems, problems
 
 
-R_HUB8B_HOST = (
-    "UNEXPLAINED (aud50a, ranking; a product defect, not a measurement): [HUB8B] Llama 3 8B LoRA, one GPU. Rows 2-3 "
-    "are AWS g6.xlarge L4 spot (16 GiB host) whose own reason says 'host RAM too small: 16 GiB on the instance, needs "
-    "18.5 GiB', ranked above rows 4-5, the same L4 on g6.2xlarge (32 GiB, no host warning), for $1.83-1.85 against "
-    "$1.92-1.93. Both groups are 'tight' (18.8 GiB peak, the 20% headroom does not fit 22.4 GiB); the host shortfall "
-    "adds no demotion because ranked_order (procurement/ranking/configurations.py, `tight = configs.tight | "
-    "configs.unstated_link | configs.host_doubt | configs.consumer_split`) ORs every doubt into one flag and orders "
-    "the doubted rows by cost alone. Fix: order doubted rows by how many doubts they carry (or a host doubt after "
-    "a headroom-only doubt), so a row with two reasons not to sign it never outranks one with a single reason."
-)
-
-
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=R_HUB8B_HOST)
 def test_litgpt_lora_rows_with_a_short_host_rank_below_the_same_card_on_a_sized_host(bundled_catalog):
+    """[HUB8B] FIXED (fix50a, stop 50): AWS g6.xlarge L4 spot (16 GiB host: 'host RAM too small: 16 GiB on the
+    instance, needs 18.5 GiB', and tight) ranked above the same L4 on g6.2xlarge (32 GiB, tight only) for
+    $1.83-1.85 against $1.92-1.93, because ranked_order ORed every doubt into one flag and ordered the doubted rows
+    by cost. Doubted rows now go by how many doubts they carry, then cost: the tight-only L4 rows come first."""
     rows = ranked(HUB8B, 5)
     short = [i for i, r in enumerate(rows) if any(x.startswith("host RAM too small") for x in r["reasons"])]
     sized = [
