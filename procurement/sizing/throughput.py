@@ -532,11 +532,8 @@ def training_throughput(
     # lora.modules_to_save: the copies' gradient passes, backward work after each forward (saved_module_pass_seconds)
     saved_pass_s = saved_module_pass_seconds(spec, memory_bandwidth_gbps)
     # eager attention (flash_attention false): the scores' bytes, heads split over TP, layers over PP
-    saved_pass_s = (
-        saved_pass_s
-        + bubble * eager_score_seconds_per_token(spec, memory_bandwidth_gbps) * step_tokens / gpus
-    )
-    compute_s = flop_s + dequant_s + saved_pass_s
+    eager_s = bubble * eager_score_seconds_per_token(spec, memory_bandwidth_gbps) * step_tokens / gpus
+    compute_s = flop_s + dequant_s + saved_pass_s + eager_s
     # eager PEFT adapters: the host issues every kernel of a layer and micro-batch; launches are asynchronous, so
     # the step runs at the longer of the GPU's work and the host's (lora_host.py), on every card. Only on rows
     # without tensor or pipeline parallelism: the engine's TP / PP are Megatron-Core's, whose adapters are fused.
@@ -546,7 +543,10 @@ def training_throughput(
     host_floor_s = np.where((tp == 1.0) & (pp == 1.0), lora_host.host_seconds_per_step(spec), 0.0)
     flops_after_s = (1.0 - forward_share(spec)) * flop_s
     after_forward_s = (
-        flops_after_s + (1.0 - qlora_dequant.first_forward_share(spec)) * dequant_s + saved_pass_s
+        flops_after_s
+        + (1.0 - qlora_dequant.first_forward_share(spec)) * dequant_s
+        + saved_pass_s
+        + (1.0 - forward_share(spec)) * eager_s
     )
     phase_s = np.where(
         (tp == 1.0) & (pp == 1.0) & lora_host.applies(spec),
