@@ -342,28 +342,35 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
     candidates = candidates[~doubtful]
     fits = configs.fits[candidates]
     # one rule for every doubt (a tight fit, an assumed link, a host below its rule of thumb, a consumer
-    # serving split): shown below
-    # the first row without one, never dropped
-    tight = (
-        configs.tight[candidates]
-        | configs.unstated_link[candidates]
-        | configs.host_doubt[candidates]
-        | configs.consumer_split[candidates]
+    # serving split): shown below the first row without one, never dropped; among the doubted rows, fewer
+    # doubts first, then cost: a row with two reasons not to sign it never outranks one with a single reason
+    # (outside audit aud50a, stop 50: an L4 on a 16 GiB host, tight and host-short, above the same L4 on a
+    # 32 GiB host, tight only, for a few cents)
+    doubts = (
+        configs.tight[candidates].astype(np.int8)
+        + configs.unstated_link[candidates]
+        + configs.host_doubt[candidates]
+        + configs.consumer_split[candidates]
     )
-    roomy = _cheapest(configs, candidates[fits & ~tight], top)  # no doubt: first
-    tight_rows = candidates[fits & tight]
+    roomy = _cheapest(configs, candidates[fits & (doubts == 0)], top)  # no doubt: first
+    doubted = fits & (doubts > 0)
+    tight_rows, tight_doubts = candidates[doubted], doubts[doubted]
     cheap_tight = np.zeros(0, dtype=np.int64)
     if roomy.size and tight_rows.size:
         # tight rows cheaper than the first roomy row are shown right below it, with their margin (a user
         # may lower the headroom knowingly), never cut off by a top N of dearer roomy rows (issue 26)
         cost = np.where(np.isnan(configs.total_cost[tight_rows]), np.inf, configs.total_cost[tight_rows])
-        cheaper = tight_rows[cost < configs.total_cost[roomy[0]]]
-        cheap_tight = _cheapest(configs, cheaper, None if top is None else max(top - 1, 0))
+        cheaper = cost < configs.total_cost[roomy[0]]
+        cheap_tight = _fewest_doubts(
+            configs, tight_rows[cheaper], tight_doubts[cheaper], None if top is None else max(top - 1, 0)
+        )
     order = np.concatenate([roomy[:1], cheap_tight, roomy[1:]])[:top]
     if top is None or order.size < top:  # the other tight rows (peak fits, headroom does not): after them
         rest = None if top is None else top - order.size
-        others = np.setdiff1d(tight_rows, cheap_tight, assume_unique=True)
-        order = np.concatenate([order, _cheapest(configs, others, rest)])
+        others = ~np.isin(tight_rows, cheap_tight)
+        order = np.concatenate(
+            [order, _fewest_doubts(configs, tight_rows[others], tight_doubts[others], rest)]
+        )
     if multi_spot.size and (top is None or order.size < top):  # several spot instances at once: last
         order = np.concatenate(
             [order, _cheapest(configs, multi_spot, None if top is None else top - order.size)]
@@ -377,6 +384,16 @@ def infeasible_order(configs: Configurations, top: int | None) -> np.ndarray:
     """The best ``top`` selected infeasible rows, by what they would cost, then hours."""
     candidates = np.flatnonzero(configs.selected)
     return _cheapest(configs, candidates[~configs.fits[candidates]], top)
+
+
+def _fewest_doubts(
+    configs: Configurations, candidates: np.ndarray, doubts: np.ndarray, top: int | None
+) -> np.ndarray:
+    """Doubted rows by (number of doubts, total cost, hours, catalog order), the first ``top``."""
+    cost = configs.total_cost[candidates]
+    cost = np.where(np.isnan(cost), np.inf, cost)
+    order = np.lexsort((candidates, configs.hours[candidates], cost, doubts))
+    return candidates[order][:top]
 
 
 def _cheapest(configs: Configurations, candidates: np.ndarray, top: int | None) -> np.ndarray:

@@ -98,7 +98,12 @@ from procurement.sizing.host import (
     loader_vcpus_per_gpu,
     loader_worker_vcpus,
 )
-from procurement.sizing.image_model import evaluation_seconds, inference_rows, training_flops_per_image
+from procurement.sizing.image_model import (
+    eager_score_training_bytes,
+    evaluation_seconds,
+    inference_rows,
+    training_flops_per_image,
+)
 from procurement.sizing.memory import expert_share
 from procurement.sizing.pipeline_split import slowest_stage_factor, stage_split
 from procurement.sizing.spec import FLEX_DISPATCHES, WorkloadSpec
@@ -226,6 +231,28 @@ def saved_module_pass_seconds(spec: WorkloadSpec, memory_bandwidth_gbps) -> np.n
     bandwidth = _array(memory_bandwidth_gbps, np.inf) * 1e9 * ACHIEVED_BANDWIDTH_FRACTION
     with np.errstate(invalid="ignore", divide="ignore"):
         seconds = traffic / bandwidth
+    return np.where(np.isfinite(seconds), seconds, 0.0)
+
+
+def eager_score_seconds_per_token(spec: WorkloadSpec, memory_bandwidth_gbps) -> np.ndarray:
+    """Seconds a trained token spends moving its attention scores when the spec runs eager attention
+    (`flash_attention: false`): every layer materialises heads x seq_len score elements a token (the whole
+    square, a causal mask included), written and read by the score matmul, softmax and the probabilities'
+    matmul forward and backward: image_model.eager_score_training_bytes a score element (24 + 32 B under
+    16-bit autocast, whose softmax runs in fp32, read from PyTorch's autocast op list; 4 B x 11 passes in fp32;
+    full recomputation replays the forward), at the achieved share of the card's bandwidth. The same count the
+    image engine charges eager image training; the language-model efficiencies (MFU_DATACENTER's LLaMA runs,
+    MPT's width sweep) were measured with fused attention, so this is time they do not hold (fix50a, stop 50:
+    BERT-large SQuAD on an A100, DeepLearningExamples PyTorch 110.5 / Paddle 120 sequences/s). Its masking,
+    scaling and attention-dropout passes are not counted. 0 with flash attention, for image models, serving and
+    without a bandwidth."""
+    bandwidth = _array(memory_bandwidth_gbps, np.inf) * 1e9 * ACHIEVED_BANDWIDTH_FRACTION
+    if spec.flash_attention or spec.model.is_image or not spec.is_training:
+        return np.zeros_like(bandwidth)
+    model = spec.model
+    elements = float(model.num_layers * model.num_attention_heads * spec.seq_len)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        seconds = elements * eager_score_training_bytes(spec) / bandwidth
     return np.where(np.isfinite(seconds), seconds, 0.0)
 
 
@@ -526,7 +553,9 @@ def training_throughput(
     )
     # lora.modules_to_save: the copies' gradient passes, backward work after each forward (saved_module_pass_seconds)
     saved_pass_s = saved_module_pass_seconds(spec, memory_bandwidth_gbps)
-    compute_s = flop_s + dequant_s + saved_pass_s
+    # eager attention (flash_attention false): the scores' bytes, heads split over TP, layers over PP
+    eager_s = bubble * eager_score_seconds_per_token(spec, memory_bandwidth_gbps) * step_tokens / gpus
+    compute_s = flop_s + dequant_s + saved_pass_s + eager_s
     # eager PEFT adapters: the host issues every kernel of a layer and micro-batch; launches are asynchronous, so
     # the step runs at the longer of the GPU's work and the host's (lora_host.py), on every card. Only on rows
     # without tensor or pipeline parallelism: the engine's TP / PP are Megatron-Core's, whose adapters are fused.
@@ -536,7 +565,10 @@ def training_throughput(
     host_floor_s = np.where((tp == 1.0) & (pp == 1.0), lora_host.host_seconds_per_step(spec), 0.0)
     flops_after_s = (1.0 - forward_share(spec)) * flop_s
     after_forward_s = (
-        flops_after_s + (1.0 - qlora_dequant.first_forward_share(spec)) * dequant_s + saved_pass_s
+        flops_after_s
+        + (1.0 - qlora_dequant.first_forward_share(spec)) * dequant_s
+        + saved_pass_s
+        + (1.0 - forward_share(spec)) * eager_s
     )
     phase_s = np.where(
         (tp == 1.0) & (pp == 1.0) & lora_host.applies(spec),

@@ -324,14 +324,19 @@ def rank_workload_loop(
                 talks = total_gpus > 1 and (
                     spec.is_training or tp * pp > 1 or par.pipeline_parallel > 1 or par.expert_parallel > 1
                 )
-                if talks and per_instance > 1 and not offer.interconnect.stated:
-                    tight = True
+                unstated_link = talks and per_instance > 1 and not offer.interconnect.stated
                 # a serving replica split over consumer cards: ordered like a tight fit (aud49r)
-                consumer_split = not spec.is_training and tp * pp > 1 and gpu.is_consumer
-                tight = tight or host_doubt or consumer_split
+                consumer_split = (
+                    not spec.is_training
+                    and tp * pp > 1
+                    and gpu.is_consumer
+                    and options.deployment == "production"
+                )
+                # doubts counted: fewer first among the doubted rows (aud50a, stop 50)
+                doubts = int(tight) + int(unstated_link) + int(host_doubt) + int(consumer_split)
                 shown = _shown_total(price, hours, paid_instances, offer.storage_rate, options)
-                rows.append((total, hours, position, paid_instances, plan, tight, multi_spot, shown))
-    rows.sort(key=lambda row: (row[5], row[0], row[1]))  # fits with headroom first, tight after
+                rows.append((total, hours, position, paid_instances, plan, doubts, multi_spot, shown))
+    rows.sort(key=lambda row: (row[5], row[0], row[1]))  # no doubt first, then by how many doubts
     last = [row for row in rows if row[6]]  # spot on several instances at once: after every other row
     rows = [row for row in rows if not row[6]]
     # ...except tight rows cheaper than the first roomy row, shown right below it (issue 26)

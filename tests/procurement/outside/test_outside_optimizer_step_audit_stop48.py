@@ -94,7 +94,8 @@ HFA_FP16 = hf_anatomy(precision="fp16", master_weights_fp32=True)
 HFA_ADAFACTOR = hf_anatomy(optimizer="adafactor")
 
 R_HFA_FP32 = (
-    "UNEXPLAINED: V100 2,478 tokens/s vs the transformers docs' 8.86 samples/s x 512 = 4,536 (-45.4%; -41.9% "
+    "UNEXPLAINED: V100 2,396 tokens/s vs the transformers docs' 8.86 samples/s x 512 = 4,536 (-47.2%; -45.4% "
+    "before fix50a counted the eager scores' bytes (flash_attention false, 44 B a score element in fp32), -41.9% "
     "before peft48, which adds 23 x 4 B x 335M = 30.8 GB at 0.70 x 900 GB/s = 49 ms to a 0.78 s step). The "
     "term is about the right size here (adamw_hf's per-tensor mul_.add_ / mul_.addcmul_ / sqrt().add_ / "
     "addcdiv_ at weight_decay 0 + clip_grad_norm_ = 21 accesses of fp32, 45 ms), but the engine's fp32 rate on a V100 is the gap: the published "
@@ -102,18 +103,20 @@ R_HFA_FP32 = (
     "36%. Lead: a V100 fp32 (no tensor core) rate; no fp32 V100 speed row is in the validation table."
 )
 R_HFA_FP16 = (
-    "UNEXPLAINED: V100 20,970 tokens/s vs 18.64 samples/s x 512 = 9,544 (+119.7%, unchanged by peft48: "
+    "UNEXPLAINED: V100 15,346 tokens/s vs 18.64 samples/s x 512 = 9,544 (+60.8%; +119.7% before fix50a counted "
+    "the eager scores' bytes, 24 x 16 x 512 elements x 56 B = 11.0 MB a token at 0.70 x 900 GB/s; unchanged by peft48: "
     "master_weights_fp32 true is outside its scope). The run's optimizer is a big share of its step: adamw_hf "
     "over the fp32 master weights (and clip_grad_norm_ on the fp32 gradients) is 21 accesses at 4 B, 28.1 GB "
     "= 45 ms at 0.70 x 900 GB/s, 21% of the published 0.2146 s step, and the engine counts none of it. "
-    "Counting it would give 4 x 512 / (0.0977 + 0.0447) = 14,390 (+50.8%): part of the gap, not all; the rest is "
+    "Counting it would give 4 x 512 / (0.1335 + 0.0447) = 11,493 (+20.4%; 14,390 before fix50a): most of the gap, not all; the rest is "
     "the engine's V100 fp16 rate (it puts fp16 8.5x faster than fp32 on this card; the page shows 2.1x)."
 )
 R_HFA_ADAFACTOR = (
-    "UNEXPLAINED: V100 2,634 tokens/s vs 7.96 samples/s x 512 = 4,075 (-35.4%, unchanged: adafactor is outside "
+    "UNEXPLAINED: V100 2,542 tokens/s vs 7.96 samples/s x 512 = 4,075 (-37.6%; -35.4% before fix50a's eager "
+    "scores; adafactor is outside "
     "peft48's scope). The page's own pair shows Adafactor's step 0.0503 s longer than AdamW's (4/7.96 - 4/8.86), "
-    "where the engine now prices AdamW 49 ms slower than Adafactor (and Adafactor's step at nothing) (2,478 vs 2,634): the optimizer order is "
-    "inverted (published Adafactor/AdamW 0.898, engine 1.063; before peft48 1.000). Lead: HF Adafactor's own "
+    "where the engine now prices AdamW 49 ms slower than Adafactor (and Adafactor's step at nothing) (2,396 vs 2,542): the optimizer order is "
+    "inverted (published Adafactor/AdamW 0.898, engine 1.061; before peft48 1.000). Lead: HF Adafactor's own "
     "per-tensor step (factored row/column statistics, RMS, update clipping) counted like the AdamW term."
 )
 
