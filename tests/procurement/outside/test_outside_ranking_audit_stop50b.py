@@ -283,7 +283,9 @@ def test_deepseek_r1_vllm_8xmi300x_against_8xh200(bundled_catalog):
 #   the shared experts' gate_up N 512 (2 x 2,048 / 8) / K 7,168: the same PR, "N=512 K=7168", vllm batch 1 "20.608000".
 # (#5820's card is not restated in the excerpts read; its author's #3893 tables are H200.) Shapes with no held-out
 # timing read (o_proj N 7,168 / K 2,048, q_a N 1,536 / K 7,168, the shared down N 7,168 / K 256) are left out, so the
-# sum is a floor. The engine prices each as its FP8 bytes at 0.70 (achieved_bandwidth_fraction) of the H200's 4,800
+# sum is a floor. #3893's TP 8 table is not used: its vLLM column reads the replicated kv_a matrix (the same at any
+# TP) at 172.6 us against 45.4 us in the TP 1 table, and N 7,168 / K 256 at 392.7 us flat in m, not a kernel's time.
+# The engine prices each as its FP8 bytes at 0.70 (achieved_bandwidth_fraction) of the H200's 4,800
 # GB/s. All 61 layers run MLA; the 58 MoE layers (3 dense: first_k_dense_replace) carry the shared expert.
 BLOCK_FP8_SMALL_M_US = {  # name: (N, K, measured us a call, layers)
     "kv_a_proj_with_mqa": (576, 7168, 45.375999, 61),
