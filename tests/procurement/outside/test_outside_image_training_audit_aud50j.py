@@ -247,3 +247,38 @@ def test_training_vae_tiling_refusal_states_the_encode():
             {"task": "lora", "model": {"preset": "sdxl"}, "image": {"train_steps": 10, "vae_tiling": True}}
         )
     assert "encode" in str(error.value.errors)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "spec, field",
+    [
+        (
+            {"task": "lora", "model": {"preset": "sdxl"}, "image": {"train_steps": 10, "steps": 30}},
+            "image.steps",
+        ),
+        (
+            {
+                "task": "inference",
+                "model": {"preset": "flux.1-dev"},
+                "image": {"cache_text_embeddings": True},
+            },
+            "image.cache_text_embeddings",
+        ),
+        (
+            {
+                "task": "lora",
+                "model": {"preset": "sdxl"},
+                "image": {"train_steps": 10, "quantize_text_encoders": True},
+            },
+            "image.quantize_text_encoders",
+        ),
+    ],
+)
+def test_api_refuses_a_field_with_no_meaning_naming_it(bundled_catalog, engineer_client, spec, field):
+    """The refusals reach the API as a 400 that names the field (diffusers' validation sampling during training
+    sets steps, and a generation with precomputed prompt_embeds drops its encoders: both are refused, the
+    second pointing at image.text_encoder_offload, which sizes the same GPU memory)."""
+    response = engineer_client.post("/api/size/?gpu=h100-sxm5-80gb", spec, content_type="application/json")
+    assert response.status_code == 400, response.content[:500]
+    assert field in response.content.decode()
