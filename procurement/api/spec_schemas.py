@@ -615,7 +615,8 @@ class WorkloadSpecSerializer(serializers.Serializer):
     torch_version = serializers.CharField(
         required=False,
         help_text="Training: the run's torch release, 'current' (the default: 2.1 or later) or a release such as "
-        "'2.0.1'. Before 2.1 foreach AdamW's step holds two state-sized temporaries (exp_avg_sq_sqrt and denom), "
+        "'2.0.1', or as torch prints it ('2.1.0+cu121', NGC's '2.3.0a0+6ddf5cf85e': the release numbers count). Before "
+        "2.1 foreach AdamW's step holds two state-sized temporaries (exp_avg_sq_sqrt and denom), "
         "from 2.1 one. Memory only",
     )
     fp8_weights = _flag(

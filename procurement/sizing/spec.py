@@ -123,7 +123,12 @@ ZERO_GRAD = ("in_place", "set_to_none")
 # (the run's torch release; "current": 2.1 or later) it sets the step's state-sized temporaries
 # (bytes_model.adamw_step_temporary_states).
 OPTIMIZER_IMPLS = ("foreach", "fused")
-TORCH_VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
+# What torch prints (`torch.__version__`): a release, optionally a pre-release and a PEP 440 local label, e.g. PyPI's
+# CUDA wheels '2.1.0+cu121' and NGC containers' '2.3.0a0+6ddf5cf85e' (aud50o); only the release numbers are compared
+# (an NGC 2.3.0a0 build is cut from the 2.3 branch's code, so it is sized as 2.3).
+TORCH_VERSION_PATTERN = re.compile(
+    r"^(?P<release>\d+\.\d+(\.\d+)?)((a|b|rc)\d+)?(\.?(post|dev)\d+)?(\+[0-9a-z]+([._][0-9a-z]+)*)?$"
+)
 # How the training loss turns the output layer into a cross entropy (bytes_model.logits_bytes_per_token):
 # Megatron-Core's fp32 softmax kept for an in-place backward, Hugging Face transformers' fp32 upcast and
 # log-softmax of the whole logits, or a fused linear + cross entropy that never holds them (Liger, Unsloth).
@@ -418,7 +423,8 @@ class WorkloadSpec:
         """The stated torch release as numbers (None: current)."""
         if self.torch_version == "current":
             return None
-        return tuple(int(part) for part in self.torch_version.split("."))
+        release = TORCH_VERSION_PATTERN.match(self.torch_version)["release"]
+        return tuple(int(part) for part in release.split("."))
 
     @property
     def memory_seq_len(self) -> int:
@@ -699,7 +705,9 @@ def _parse_torch_version(reader: _Reader, data: dict) -> str:
     text = str(raw).strip().lower()
     if text == "current" or TORCH_VERSION_PATTERN.match(text):
         return text
-    reader.error("torch_version", f"must be 'current' or a torch release such as '2.0.1', got {raw!r}")
+    reader.error(
+        "torch_version", f"must be 'current' or a torch release such as '2.0.1' or '2.1.0+cu121', got {raw!r}"
+    )
     return "current"
 
 

@@ -146,7 +146,7 @@ KNOB_LABELS = {
     ),
     "torch_version": (
         "torch release",
-        "training: current (2.1 or later) or e.g. 2.0.1: foreach AdamW's step holds 2 state-sized temporaries "
+        "training: current (2.1 or later) or e.g. 2.0.1 / 2.1.0+cu121 (as torch prints it): foreach AdamW's step holds 2 state-sized temporaries "
         "before 2.1, 1 from 2.1. Memory only",
     ),
     "gradient_checkpointing": ("Gradient checkpointing", "training"),

@@ -157,15 +157,21 @@ def test_bad_input_names_the_field(change, path):
     assert any(error.path == path for error in caught.value.errors)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="UNEXPLAINED (aud50o): `python -c 'import torch; print(torch.__version__)'` prints '2.1.0+cu121' on "
-    "PyPI's CUDA wheels and '2.3.0a0+6ddf5cf85e' in NGC containers; torch_version refuses both (TORCH_VERSION_PATTERN "
-    "^\\d+\\.\\d+(\\.\\d+)?$). Lead: accept a PEP 440 local / pre-release suffix and compare the release numbers.",
-)
 @pytest.mark.parametrize("printed", ["2.1.0+cu121", "2.3.0a0+6ddf5cf85e"])
 def test_torch_version_accepts_what_torch_prints(printed):
+    """`python -c 'import torch; print(torch.__version__)'` prints '2.1.0+cu121' on PyPI's CUDA wheels and
+    '2.3.0a0+6ddf5cf85e' in NGC containers (fix50o: the release numbers are compared)."""
     assert parse_workload_spec(FT_3B | {"torch_version": printed}).torch_release[:2] >= (2, 1)
+
+
+@pytest.mark.parametrize(
+    ("printed", "states"), [("2.0.1+cu118", 2.0), ("2.1.0+cu121", 1.0), ("2.3.0a0+6ddf5cf85e", 1.0)]
+)
+def test_a_printed_version_counts_its_release_temporaries(printed, states):
+    """fix50o: the suffix does not change the count; 2.0.1's out-of-place denom (torch 2.0.1 adamw.py 564-568) is
+    2 states, 2.1's in-place add 1 (2.1.0 599-603)."""
+    spec = parse_workload_spec(FT_3B | {"torch_version": printed})
+    assert bytes_model.adamw_step_temporary_states(spec) == states
 
 
 @pytest.mark.django_db
