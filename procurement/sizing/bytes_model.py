@@ -199,7 +199,9 @@ def adamw_step_temporary_states(spec: WorkloadSpec) -> float:
     - fused (`_fused_adamw`, 2.0.1 / 2.1.0): one `torch._fused_adamw_` kernel over the lists in place: none.
     Before 2.0 torch's default is the for-loop (1.13.1 adamw.py line 209 `foreach = False`), whose temporaries are
     one parameter's at a time; charged here as foreach (conservative). 0 for the other optimizers (not opened)."""
-    if spec.optimizer != "adamw" or spec.optimizer_impl == "fused":
+    if (
+        spec.optimizer != "adamw" or spec.optimizer_impl != "foreach"
+    ):  # fused, DeepSpeed's FusedAdam: in place
         return 0.0
     release = spec.torch_release
     return 2.0 if release is not None and release < (2, 1) else 1.0

@@ -4,7 +4,9 @@
    the engine's large-GEMM rate, the width ceiling's e (assumptions.training_width_peak_ampere 0.726 / _hopper
    0.535, fitted on MPT's sweeps, not on these rows), not at the whole step's MFU (mfu.output_copy_gemm_efficiency).
 5. Under ZeRO with fp32 masters the copies' optimizer step is priced as optimizer_step prices a ZeRO rank's step:
-   23 accesses an element of the rank's shard, at the fp32 master's 4 B (optimizer_step.saved_module_seconds_per_step).
+   23 accesses an element of the rank's shard (a client torch foreach AdamW; DeepSpeed's own FusedAdam, stated
+   optimizer_impl deepspeed_fused, 12.5: fix50o), at the fp32 master's 4 B
+   (optimizer_step.saved_module_seconds_per_step).
 """
 
 from __future__ import annotations
@@ -90,9 +92,14 @@ def test_the_copies_step_delta_on_the_long_qwen_rows(size, seq, bundled_catalog)
 
 
 def test_under_zero_the_copies_fp32_master_step_is_priced_per_rank():
-    """Qwen-7B wte + lm_head, ZeRO-3 over 2 GPUs (the README's multi-GPU LoRA recipe, DeepSpeed bf16, fp32 masters):
+    """Qwen-7B wte + lm_head, ZeRO over 2 GPUs, DeepSpeed bf16, fp32 masters (the README's multi-GPU LoRA recipe is
+    ZeRO-2: QwenLM/Qwen@14e6e69f finetune/finetune_lora_ds.sh `--deepspeed finetune/ds_config_zero2.json`; fix50o,
+    aud50o; qwen_lora_spec states zero_stage 3, the same per-rank share for this term), charged as a client torch
+    foreach AdamW (optimizer_impl unstated):
     23 x 1,244,659,712 x 4 B / 2 ranks = 57.25 GB at 0.70 x 2,039 GB/s = 40.1 ms a rank (was 0). On zero_stage 0 the
-    copies' own 2 B: (20 + 3) x 2 x V x d x 2 B = 57.25 GB on the one GPU, the same 40.1 ms."""
+    copies' own 2 B: (20 + 3) x 2 x V x d x 2 B = 57.25 GB on the one GPU, the same 40.1 ms. The recipe's config
+    states optimizer AdamW (ds_config_zero2.json @af22d5e0), DeepSpeed's FusedAdam: deepspeed_fused, 12.5 accesses,
+    21.8 ms (test_outside_optstep_audit_aud50o)."""
     spec = parse_workload_spec(_emb(gpus=2))
     copies = 2 * V * D
     got = optimizer_step.saved_module_seconds_per_step(spec, 0.5, A100_BANDWIDTH)
