@@ -89,30 +89,7 @@ def test_torchtitan_fsdp_fused_over_foreach_memory_and_speed(bundled_catalog):
 # --- 3. [MAMF]: the output copy's weight-gradient GEMM rate against the measured large-GEMM ceiling ------------------
 @pytest.mark.parametrize(
     ("gpu", "mamf"),
-    [
-        pytest.param(
-            A100,
-            267.9 / 312,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="UNEXPLAINED (aud50o): [MAMF] A100 SXM large bf16 matmul 267.9/312 = 0.859 of peak; ours "
-                "prices the Qwen output copy's 151,936 x 4,096 x 8,192 weight-gradient GEMM at 0.726 (-15.5%). "
-                "Lead: e is the width ceiling's fitted whole-step asymptote (MPT sweeps), not a GEMM rate; price "
-                "this GEMM at a measured GEMM rate (counted, not fitted).",
-            ),
-        ),
-        pytest.param(
-            H100,
-            792.1 / 989,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="UNEXPLAINED (aud50o): [MAMF] H100 SXM large bf16 matmul 792.1/989 = 0.801 of peak; ours "
-                "0.535 for the output copy's GEMM (-33%): its time 1.50x the measured matmul's. Lead: "
-                "training_width_peak_hopper is a fitted step rate (its own note: Hopper matmuls outgrow the "
-                "bandwidth of the step's other work), which a lone large GEMM does not carry.",
-            ),
-        ),
-    ],
+    [(A100, 267.9 / 312), (H100, 792.1 / 989)],  # fix50o: 0.726 -> 0.869 (+1.2%), 0.535 -> 0.803 (+0.3%)
 )
 def test_output_copy_gemm_rate_within_15_percent_of_measured_matmul_ceiling(gpu, mamf):
     data = qwen_lora_spec(MODELS["7b"], 8192, 1)
