@@ -175,16 +175,6 @@ def test_the_api_names_a_bad_field_and_sizes_a_stated_fused_step(bundled_catalog
 
 
 # --- 6. torch 1.13's for-loop default: one parameter's temporaries at a time, not two whole states -----------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="UNEXPLAINED (aud50o): torch 1.13.1 torch/optim/adamw.py line 209 defaults to the for-loop "
-    "(_single_tensor_adamw line 316 `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)`: at most "
-    "about 3 tensors of one parameter's size alive, the largest being the 128,256 x 3,072 embedding, 0.734 GiB in "
-    "bf16). A stated set_to_none pure-bf16 Llama-3.2-3B on 1.13.1 reads 38.30 GiB where the count gives about "
-    "25.73 + 3 x 0.734 = 27.9 GiB (+37%); bytes_model.adamw_step_temporary_states charges 2 whole states "
-    "('conservative'). Lead: charge the for-loop's largest-parameter temporaries before 2.0 (or refuse "
-    "set_to_none there). Rare: torch 1.13's own zero_grad keeps the gradients.",
-)
 def test_torch_1_13_for_loop_step_holds_one_parameters_temporaries():
     embedding = 128_256 * 3_072 * 2 / GIB
     loop = memory_breakdown_scalar(parse_workload_spec(FT_3B | {"torch_version": "1.13.1"}), 1)

@@ -59,7 +59,8 @@ def _memory(data: dict) -> dict:
         ({"torch_version": "2.7.1"}, 1.0),
         ({"torch_version": "2.0"}, 2.0),
         ({"torch_version": "2.0.1"}, 2.0),
-        ({"torch_version": "1.13.1"}, 2.0),  # foreach=True; the for-loop default is charged as foreach
+        # the for-loop default: no whole-state temporaries, the largest parameter's (fix50o; was 2.0)
+        ({"torch_version": "1.13.1"}, 0.0),
         ({"optimizer_impl": "fused"}, 0.0),
         ({"optimizer_impl": "fused", "torch_version": "2.0.1"}, 0.0),
         ({"optimizer": "adamw_8bit"}, 0.0),
@@ -221,3 +222,27 @@ def test_deepspeed_fused_adam_counts_its_kernel_and_zero_wrapper():
     )
     assert optimizer_step.step_accesses(spec) == pytest.approx(12.5)
     assert bytes_model.adamw_step_temporary_states(spec) == 0.0
+
+
+def test_torch_1_13_for_loop_holds_three_of_the_largest_parameter():
+    """fix50o (aud50o case 6): torch 1.13.1 adamw.py line 209 `foreach = False`; _single_tensor_adamw line 316
+    `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)`: sqrt's tensor and the quotient alive together,
+    plus the previous parameter's `denom` until reassigned: at most 3 x the largest. Llama-3.2-3B: the 128,256 x 3,072
+    table (tied), 394.0M elements, x 3 x 2 B (pure bf16) = 2.203 GiB, where two whole states were 11.97 GiB."""
+    spec = parse_workload_spec(PEFT_FT | {"torch_version": "1.13.1"})
+    assert bytes_model.adamw_steps_for_loop(spec)
+    assert bytes_model.largest_trainable_tensor_params(spec) == 128_256 * 3_072
+    assert bytes_model.adamw_for_loop_temporary_params(spec) == 3 * 128_256 * 3_072
+    loop, fused = (
+        _memory(PEFT_FT | {"torch_version": "1.13.1"}),
+        _memory(PEFT_FT | {"optimizer_impl": "fused"}),
+    )
+    assert 3 * 128_256 * 3_072 * 2 / GIB == pytest.approx(2.202, abs=0.001)
+    # the step phase (gradients + temporaries) is this row's peak, as in aud50o's 2.0.1 check
+    assert loop["gradients_gib"] - fused["gradients_gib"] == pytest.approx(
+        3 * 128_256 * 3_072 * 2 / GIB, rel=1e-9
+    )
+    # 2.0 keeps its two whole states; a copy table under LoRA (emb) on 1.13: 3 tables, not 2 x both copies
+    assert not bytes_model.adamw_steps_for_loop(parse_workload_spec(PEFT_FT | {"torch_version": "2.0.1"}))
+    emb = parse_workload_spec(_emb(torch_version="1.13.1"))
+    assert bytes_model.saved_module_peak_bytes(emb)[1] == pytest.approx(3.0 * V * D * 2.0)  # bf16 copies
