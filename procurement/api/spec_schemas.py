@@ -607,16 +607,20 @@ class WorkloadSpecSerializer(serializers.Serializer):
     )
     optimizer_impl = _choice(
         OPTIMIZER_IMPLS,
-        "Training: torch AdamW's kernel on zero_stage 0 (DeepSpeed's ZeRO optimizers are its own). foreach (default; "
-        "torch's default on CUDA since 2.0) or fused (fused=True, transformers' adamw_torch_fused; torch >= 2.0). "
-        "Sets the step's state-sized temporaries in memory: foreach 2 before torch 2.1 (torch._foreach_add out of "
-        "place), 1 from 2.1 (in place), fused 0; and, where the step's time is priced (pure 16-bit, copies), its "
-        "traffic: foreach 20 accesses a parameter, fused 7 (plus clipping's 3)",
+        "Training: the AdamW kernel that steps the run. foreach (default; torch's default on CUDA since 2.0) or "
+        "fused (fused=True, transformers' adamw_torch_fused; torch >= 2.0): torch's own, at every zero_stage (FSDP "
+        "steps torch's AdamW on each shard; DeepSpeed without an optimizer block wraps it); deepspeed_fused: a "
+        "DeepSpeed config's optimizer block (Adam/AdamW), which DeepSpeed builds as its FusedAdam (ZeRO 1-3, fp32 "
+        "masters). Sets the step's state-sized temporaries in memory on zero_stage 0: foreach 2 before torch 2.1 "
+        "(torch._foreach_add out of place), 1 from 2.1 (in place), fused 0; and, where the step's time is priced "
+        "(pure 16-bit, copies), its traffic: foreach 20 accesses a parameter, fused 7 (plus clipping's 3), "
+        "deepspeed_fused 7 + ZeRO's cast, unscale and copy-back 5.5",
     )
     torch_version = serializers.CharField(
         required=False,
         help_text="Training: the run's torch release, 'current' (the default: 2.1 or later) or a release such as "
-        "'2.0.1'. Before 2.1 foreach AdamW's step holds two state-sized temporaries (exp_avg_sq_sqrt and denom), "
+        "'2.0.1', or as torch prints it ('2.1.0+cu121', NGC's '2.3.0a0+6ddf5cf85e': the release numbers count). Before "
+        "2.1 foreach AdamW's step holds two state-sized temporaries (exp_avg_sq_sqrt and denom), "
         "from 2.1 one. Memory only",
     )
     fp8_weights = _flag(

@@ -198,11 +198,52 @@ def adamw_step_temporary_states(spec: WorkloadSpec) -> float:
       `_foreach_addcdiv_(..., exp_avg_sq_sqrt, step_size)`: one;
     - fused (`_fused_adamw`, 2.0.1 / 2.1.0): one `torch._fused_adamw_` kernel over the lists in place: none.
     Before 2.0 torch's default is the for-loop (1.13.1 adamw.py line 209 `foreach = False`), whose temporaries are
-    one parameter's at a time; charged here as foreach (conservative). 0 for the other optimizers (not opened)."""
-    if spec.optimizer != "adamw" or spec.optimizer_impl == "fused":
+    one parameter's at a time, not whole states: none here, adamw_for_loop_temporary_params counts them (fix50o).
+    0 for the other optimizers (not opened)."""
+    # fused and DeepSpeed's FusedAdam step in place
+    if spec.optimizer != "adamw" or spec.optimizer_impl != "foreach" or adamw_steps_for_loop(spec):
         return 0.0
     release = spec.torch_release
     return 2.0 if release is not None and release < (2, 1) else 1.0
+
+
+# Tensors of one parameter's size torch < 2.0's for-loop AdamW holds at once, at most (fix50o; aud50o case 6). torch
+# 1.13.1 torch/optim/adamw.py (PyPI wheel, sha256 0122806b...) _single_tensor_adamw line 316
+# `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)`: sqrt() allocates one tensor, the division a second
+# while the first is alive; `.add_` and `param.addcdiv_` are in place; and the previous parameter's `denom` stays
+# bound until the assignment, so the loop peaks at 2 x this parameter + the previous one: at most 3 x the largest.
+FOR_LOOP_ADAMW_TEMPORARY_TENSORS = 3.0
+
+
+def adamw_steps_for_loop(spec: WorkloadSpec) -> bool:
+    """torch's default AdamW before 2.0 is the per-parameter for-loop (1.13.1 adamw.py line 209 `foreach = False`):
+    optimizer_impl foreach (the unstated default) on a stated torch_version below 2.0."""
+    release = spec.torch_release
+    return (
+        spec.optimizer == "adamw"
+        and spec.optimizer_impl == "foreach"
+        and release is not None
+        and release < (2, 0)
+    )
+
+
+def largest_trainable_tensor_params(spec: WorkloadSpec) -> float:
+    """Elements of the largest tensor the optimizer steps: a LoRA adapter matrix (rank x the wider of hidden and
+    intermediate) under adapters, else the larger of the vocab x hidden table and one hidden x intermediate linear
+    (HF checkpoints keep each linear its own tensor)."""
+    model = spec.model
+    wide = max(model.hidden_size, model.intermediate_size)
+    if spec.uses_adapters:
+        return float(spec.lora.rank * wide) if spec.lora is not None else 0.0
+    return float(max(model.vocab_size * model.hidden_size, model.hidden_size * model.intermediate_size))
+
+
+def adamw_for_loop_temporary_params(spec: WorkloadSpec) -> float:
+    """Elements of the for-loop AdamW's step temporaries (FOR_LOOP_ADAMW_TEMPORARY_TENSORS x the largest trainable
+    tensor); 0 where the step is not the for-loop. Each element is one second-moment state's width."""
+    if not adamw_steps_for_loop(spec):
+        return 0.0
+    return FOR_LOOP_ADAMW_TEMPORARY_TENSORS * largest_trainable_tensor_params(spec)
 
 
 def saved_module_peak_bytes(spec: WorkloadSpec) -> tuple[float, float]:
@@ -223,6 +264,8 @@ def saved_module_peak_bytes(spec: WorkloadSpec) -> tuple[float, float]:
     beside = table * element if accumulates and "output" in spec.lora.modules_to_save else 0.0
     embedding = table * element if accumulates and "embeddings" in spec.lora.modules_to_save else 0.0
     step = adamw_step_temporary_states(spec) * copies * element
+    if adamw_steps_for_loop(spec):  # the for-loop's temporaries are the largest copy's: one table
+        step = FOR_LOOP_ADAMW_TEMPORARY_TENSORS * table * element
     return beside, max(embedding, step)
 
 

@@ -180,3 +180,31 @@ def efficiency_text(spec, gpu) -> str:
         f"{spec.model.hidden_size:,} against the fit's {AMPERE_ADAPTER_ROW_WIDTH:,.0f}, training_width_k_ampere): "
         f"{row.efficiency * width:.1%}"
     )
+
+
+# Maximum achievable matmul FLOPS (MAMF): one large 16-bit GEMM's measured rate on a card, the ceiling a lone
+# vocab x hidden x tokens GEMM runs at (mfu.output_copy_gemm_efficiency), where a whole step's MFU carries norms,
+# activations and attention it does not (aud50o). stas00/ml-engineering @b9e29720 compute/accelerator/README.md
+# "Maximum Achievable Matmul FLOPS comparison table", **BF16** (the v2 table: a mean of 100 iterations after 50
+# warm-up, the cache reset between shapes): NVIDIA A100 SXM 271.2 of 312 (86.9%), A100 PCIe 252.9 (81.1%), H100 SXM
+# 794.5 of 989 (80.3%). The older v1 table below it, kept "until the v2 tables are re-populated", reads 267.9
+# (85.9%), 256.4 (82.2%) and 792.1 (80.1%). The table names a product, not a memory size: the 40 GB and 80 GB cards
+# of one form factor share the die, clocks and board power, and a compute-bound GEMM does not read HBM's speed.
+# fp16 runs the same tensor-core rate as bf16 on these parts (the table's peak column is both). Cards without a row
+# (the GH200 row is the 900 W 141 GB part, not the bundled 96 GB one; H200, Blackwell, Ada: none measured there)
+# keep the width ceiling's e.
+MATMUL_DATA = Path(__file__).resolve().parents[1] / "data" / "measured_matmul_flops.csv"
+
+
+@lru_cache(maxsize=1)
+def _measured_matmul_shares() -> dict[str, float]:
+    with MATMUL_DATA.open(newline="", encoding="utf-8") as handle:
+        return {
+            row["gpu"]: float(row["mamf_tflops"]) / float(row["peak_tflops"])
+            for row in csv.DictReader(handle)
+        }
+
+
+def measured_matmul_efficiency(slug: str) -> float | None:
+    """The card's measured large-GEMM rate as a share of its 16-bit dense peak (MATMUL_DATA); None without a row."""
+    return _measured_matmul_shares().get(slug)

@@ -39,6 +39,7 @@ from procurement.sizing.bytes_model import (
     DTYPE_BYTES,
     StateBytes,
     activation_scale,
+    adamw_for_loop_temporary_params,
     adamw_step_temporary_states,
     op_level_saved_bytes_per_token,
     op_level_saved_matmuls,
@@ -214,23 +215,27 @@ def _gradients_at_freed_peak(spec, state: StateBytes, gradients, activations, tp
     a pipeline runs several micro-batches a step."""
     head = float(spec.model.vocab_size * spec.model.hidden_size) * state.grad_bytes_per_param / tp
     first = gradients if spec.uses_adapters else np.minimum(head, gradients)  # adapters: all, conservatively
-    step_temporary = _step_temporary_bytes(spec, state, gradients)
+    step_temporary = _step_temporary_bytes(spec, state, gradients, tp)
     at_peak = np.maximum(activations + first, gradients + step_temporary) - activations
     holds = (dp == 1) & (pp == 1) & (zero == 0)
     return np.where(holds, at_peak, gradients)
 
 
-def _step_temporary_bytes(spec, state: StateBytes, gradients) -> np.ndarray:
+def _step_temporary_bytes(spec, state: StateBytes, gradients, tp) -> np.ndarray:
     """torch AdamW's state-sized temporaries at the step (bytes_model.adamw_step_temporary_states: 2 for foreach at
     torch 2.0.x, 1 for foreach from 2.1, the default "current"; 0 for fused and the other optimizers), each one
     second-moment state over the gradients' own parameters (the rule's plans are one data-parallel rank: the local
     shard is the whole stage; optmem48's trace saw the `_foreach_sqrt` one). Only the set_to_none peak counts it:
-    with the gradients held, the activations already sit beside them."""
+    with the gradients held, the activations already sit beside them. Before torch 2.0 the default for-loop holds
+    only the largest parameter's few tensors instead (bytes_model.adamw_for_loop_temporary_params; fix50o)."""
     states = adamw_step_temporary_states(spec)
-    if not states or not state.grad_bytes_per_param:
+    loop_params = adamw_for_loop_temporary_params(spec)
+    if not (states or loop_params) or not state.grad_bytes_per_param:
         return gradients * 0.0
     param_bytes = state.grad_bytes_per_param
     second_moment = 4.0 if (spec.master_weights_fp32 or param_bytes >= 4.0) else param_bytes
+    if loop_params:  # torch < 2.0's for-loop: the largest parameter's few tensors (bytes_model), split by tp
+        return gradients * 0.0 + loop_params * second_moment / tp
     return gradients * states * second_moment / param_bytes
 
 

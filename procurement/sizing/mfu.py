@@ -38,7 +38,11 @@ from procurement.sizing.assumptions import (
     TRAINING_WIDTH_PEAK_HOPPER_MEGATRON,
 )
 from procurement.sizing.clocks import peak_clock_hz, sm_count
-from procurement.sizing.efficiency import measured_efficiency, measured_width_factor
+from procurement.sizing.efficiency import (
+    measured_efficiency,
+    measured_matmul_efficiency,
+    measured_width_factor,
+)
 from procurement.sizing.gpus import GpuSpec
 from procurement.sizing.spec import WorkloadSpec
 from procurement.sizing.throughput import (
@@ -596,8 +600,10 @@ def recompute_time_share(spec: WorkloadSpec, gpu: GpuSpec) -> float:
 def output_copy_gemm_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     """The share of the 16-bit dense peak lora.modules_to_save's output copy's weight-gradient GEMM runs at
     (throughput.output_copy_gemm_flops_per_token: one vocab x hidden x tokens GEMM a micro-batch, e.g. 151,936 x
-    4,096 x 8,192 on Qwen-7B at 8k): the width ceiling's e (training_width_peak_ampere / _hopper), the rate its
-    fit gives a layer with no memory-bound work (d_model -> infinity), not the whole step's MFU, whose norms,
+    4,096 x 8,192 on Qwen-7B at 8k): the card's measured large-GEMM rate where one is published
+    (efficiency.measured_matmul_efficiency, stas00/ml-engineering @b9e29720's MAMF table: A100 SXM 0.869, H100 SXM
+    0.803; fix50o, aud50o), else the width ceiling's e (training_width_peak_ampere / _hopper), the rate its
+    fit gives a layer with no memory-bound work (d_model -> infinity); not the whole step's MFU, whose norms,
     activations and attention the GEMM does not carry (aud49e fix list 4: at the model's MFU the long Qwen LoRA
     (emb) rows over-charge the copy's delta 1.5-2.5x). NaN (charged at the step's MFU) without an output copy,
     outside 16-bit compute or on a part without an NVIDIA generation (no sweep to fit)."""
@@ -608,6 +614,9 @@ def output_copy_gemm_efficiency(spec: WorkloadSpec, gpu: GpuSpec) -> float:
         return math.nan
     if spec.precision not in ("bf16", "fp16"):
         return math.nan
+    measured = measured_matmul_efficiency(gpu.slug)
+    if measured is not None:
+        return measured
     hopper = gpu.generation >= HOPPER
     return (TRAINING_WIDTH_PEAK_HOPPER if hopper else TRAINING_WIDTH_PEAK_AMPERE).value
 

@@ -31,7 +31,11 @@ zero_stage 0; optstep) is charged its own count: transformers' Trainer defaults 
 src/transformers/training_args.py: `if is_torch_greater_or_equal_than_2_8: default_optim = "adamw_torch_fused"`),
 one torch._fused_adamw_ kernel (adam.py _fused_adam, line 877: param, grad, exp_avg, exp_avg_sq read, the three
 states written, 7 accesses) + clipping 3 = 10, not 23. Unstated (optimizer_impl foreach), a pure-16-bit HF Trainer
-run on torch >= 2.8 is charged about 2.3x its optimizer traffic; under ZeRO the step is DeepSpeed's and keeps 23.
+run on torch >= 2.8 is charged about 2.3x its optimizer traffic. optimizer_impl holds at every zero_stage (fix50o;
+aud50o): FSDP (torchtitan) steps torch's own AdamW over each rank's DTensor shard (pytorch/torchtitan PR #355:
+fused over foreach +3.8% wps; PR #881 +2.24% FSDP eager), and HF Trainer + DeepSpeed without an optimizer block
+wraps the client's torch AdamW; a DeepSpeed config's optimizer block builds DeepSpeed's FusedAdam (deepspeed_fused,
+DEEPSPEED_FUSED_ADAM_ACCESSES).
 Not checked, and NOT a mechanism boundary: fp32 master weights (master_weights_fp32 true). A foreach or per-tensor
 AdamW over fp32 states is a large share of a short mixed-precision step too (aud48p: transformers' adamw_hf over
 bert-large's fp32 masters on a V100, 45 ms, 21% of the published 0.2146 s fp16 AMP step), and is not counted.
@@ -66,17 +70,34 @@ from procurement.sizing.spec import WorkloadSpec
 FOREACH_ADAMW_ACCESSES = 20.0
 FUSED_ADAMW_ACCESSES = 7.0
 CLIP_GRAD_NORM_ACCESSES = 3.0
+# DeepSpeed's own FusedAdam under ZeRO (spec optimizer_impl deepspeed_fused: the config's optimizer block, type Adam /
+# AdamW, without torch_adam or CPU offload: deepspeed/runtime/engine.py _configure_basic_optimizer builds
+# deepspeed.ops.adam.FusedAdam), counted at deepspeedai/DeepSpeed@edaa7221267243c7be7fb49c5d5f5c4fb97b4641 in 4 B
+# accesses of the rank's fp32 master partition (a 16-bit element is half of one):
+# csrc/adam/multi_tensor_adam.cu AdamFunctor lines 84-87 read g, p, m, v and 120-122 write p, m, v: 7;
+# runtime/zero/stage_1_and_2.py step(): the gradient norm over the bf16 averaged_gradients (scaled_global_norm ->
+# get_grad_norm_direct, read 2 B) 0.5; `flat_grad_partition.to(...fp32...)` (line 2361, read 2 B, write 4 B) 1.5;
+# unscale_and_clip_grads `grad.data.mul_(1. / combined_scale)` (line 2449, unconditional) 2; the bf16 copy-back
+# `bit16_partitions[partition_id].data.copy_(fp32_partition.data)` (line 2386, read 4 B, write 2 B) 1.5.
+# 7 + 5.5 = 12.5. (A client torch AdamW under DeepSpeed pays the same wrapper; its foreach / fused rows keep
+# clip_grad_norm_'s 3 in its place, not re-priced here: fix50o.)
+DEEPSPEED_FUSED_ADAM_ACCESSES = 7.0
+DEEPSPEED_ZERO_WRAPPER_ACCESSES = 0.5 + 1.5 + 2.0 + 1.5
 
 
 def step_accesses(spec: WorkloadSpec, zero_stage=None) -> np.ndarray:
     """Element accesses a stepped parameter, optimizer and clipping, per plan (zero_stage: per row; None: the
-    spec's): a stated fused torch AdamW on zero_stage 0 is 7 + 3, else foreach's 20 + 3 (DeepSpeed's ZeRO
-    optimizers are not told apart)."""
+    spec's), by the optimizer the spec states (optimizer_impl): torch's fused AdamW 7 + clipping 3, foreach 20 + 3,
+    at every zero_stage (FSDP / torchtitan steps torch's AdamW on each rank's shard; HF Trainer + DeepSpeed without
+    an optimizer block wraps the client's torch AdamW); DeepSpeed's FusedAdam (deepspeed_fused, ZeRO only) 7 + its
+    ZeRO wrapper's 5.5."""
     stage = np.asarray(spec.parallelism.zero_stage if zero_stage is None else zero_stage, dtype=float)
-    fused = spec.optimizer_impl == "fused"
-    return (
-        np.where(fused & (stage == 0), FUSED_ADAMW_ACCESSES, FOREACH_ADAMW_ACCESSES) + CLIP_GRAD_NORM_ACCESSES
-    )
+    accesses = {
+        "foreach": FOREACH_ADAMW_ACCESSES + CLIP_GRAD_NORM_ACCESSES,
+        "fused": FUSED_ADAMW_ACCESSES + CLIP_GRAD_NORM_ACCESSES,
+        "deepspeed_fused": DEEPSPEED_FUSED_ADAM_ACCESSES + DEEPSPEED_ZERO_WRAPPER_ACCESSES,
+    }[spec.optimizer_impl]
+    return np.full_like(stage, accesses)
 
 
 def applies(spec: WorkloadSpec) -> bool:
@@ -120,8 +141,9 @@ def saved_module_seconds_per_step(
     - ZeRO (aud49e fix list 5): DeepSpeed steps the copies' fp32 master partition (deepspeed runtime/zero/
       stage_1_and_2.py single_partition_of_fp32_groups, `.clone().float().detach()`; the memory side is
       bytes_model.saved_module_optimizer_bytes), owned_share of them a rank, priced as seconds_per_step prices a
-      ZeRO rank's step (the same 23 accesses an element, the rank's shard) at the master's 4 B. DeepSpeed's own
-      fused Adam reads fewer (not told apart, as a fused torch AdamW is not: module docstring).
+      ZeRO rank's step (step_accesses by optimizer_impl: a client torch AdamW 23 / fused 10, DeepSpeed's own
+      FusedAdam 12.5, the rank's shard) at the master's 4 B. QwenLM/Qwen@af22d5e0 finetune_lora_ds.sh runs
+      ds_config_zero2.json, whose optimizer block (AdamW) builds DeepSpeed's FusedAdam: deepspeed_fused (fix50o).
     0 where it does not apply."""
     owned = np.asarray(owned_share, dtype=float)
     zero = np.zeros_like(owned)

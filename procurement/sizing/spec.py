@@ -118,12 +118,19 @@ CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # Optimizer.zero_grad default; the engine's convention, gradients beside the activations); set_to_none frees them
 # (torch >= 2.0's default), so with one micro-batch a step the next forward runs without them (memory.py).
 ZERO_GRAD = ("in_place", "set_to_none")
-# Which torch AdamW kernel steps a zero_stage 0 run (DeepSpeed's ZeRO optimizers are its own): foreach (torch's
-# default on CUDA since 2.0) or fused (`fused=True`, transformers' `optim="adamw_torch_fused"`). With torch_version
+# Which AdamW kernel steps the run: foreach (torch's default on CUDA since 2.0) or fused (`fused=True`, transformers'
+# `optim="adamw_torch_fused"`), torch's own at every zero_stage (FSDP steps torch's AdamW on each shard; DeepSpeed
+# without an optimizer block wraps the client's), or deepspeed_fused (ZeRO only: a DeepSpeed config's optimizer block,
+# Adam / AdamW, which DeepSpeed builds as its FusedAdam; optimizer_step.DEEPSPEED_FUSED_ADAM_ACCESSES). With torch_version
 # (the run's torch release; "current": 2.1 or later) it sets the step's state-sized temporaries
 # (bytes_model.adamw_step_temporary_states).
-OPTIMIZER_IMPLS = ("foreach", "fused")
-TORCH_VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
+OPTIMIZER_IMPLS = ("foreach", "fused", "deepspeed_fused")
+# What torch prints (`torch.__version__`): a release, optionally a pre-release and a PEP 440 local label, e.g. PyPI's
+# CUDA wheels '2.1.0+cu121' and NGC containers' '2.3.0a0+6ddf5cf85e' (aud50o); only the release numbers are compared
+# (an NGC 2.3.0a0 build is cut from the 2.3 branch's code, so it is sized as 2.3).
+TORCH_VERSION_PATTERN = re.compile(
+    r"^(?P<release>\d+\.\d+(\.\d+)?)((a|b|rc)\d+)?(\.?(post|dev)\d+)?(\+[0-9a-z]+([._][0-9a-z]+)*)?$"
+)
 # How the training loss turns the output layer into a cross entropy (bytes_model.logits_bytes_per_token):
 # Megatron-Core's fp32 softmax kept for an in-place backward, Hugging Face transformers' fp32 upcast and
 # log-softmax of the whole logits, or a fused linear + cross entropy that never holds them (Liger, Unsloth).
@@ -403,7 +410,7 @@ class WorkloadSpec:
     gradient_accumulation_steps: int = 1
     optimizer_in_backward: bool = False
     zero_grad: str = "in_place"  # ZERO_GRAD: whether the loop frees its gradients between steps
-    optimizer_impl: str = "foreach"  # OPTIMIZER_IMPLS: torch AdamW's kernel on zero_stage 0
+    optimizer_impl: str = "foreach"  # OPTIMIZER_IMPLS: the AdamW kernel that steps the run
     torch_version: str = "current"  # "current" (2.1 or later) or the run's release, e.g. "2.0.1"
     fp8_weights: bool = False  # fp8 training stores block linears in fp8 (NeMo/Megatron fp8_params)
     cross_entropy: str = "fp32_softmax"  # the loss's vocabulary-sized tensors (CROSS_ENTROPY)
@@ -429,7 +436,8 @@ class WorkloadSpec:
         """The stated torch release as numbers (None: current)."""
         if self.torch_version == "current":
             return None
-        return tuple(int(part) for part in self.torch_version.split("."))
+        release = TORCH_VERSION_PATTERN.match(self.torch_version)["release"]
+        return tuple(int(part) for part in release.split("."))
 
     @property
     def memory_seq_len(self) -> int:
@@ -710,7 +718,9 @@ def _parse_torch_version(reader: _Reader, data: dict) -> str:
     text = str(raw).strip().lower()
     if text == "current" or TORCH_VERSION_PATTERN.match(text):
         return text
-    reader.error("torch_version", f"must be 'current' or a torch release such as '2.0.1', got {raw!r}")
+    reader.error(
+        "torch_version", f"must be 'current' or a torch release such as '2.0.1' or '2.1.0+cu121', got {raw!r}"
+    )
     return "current"
 
 
@@ -1800,6 +1810,9 @@ def _check_zero_grad(reader: _Reader, spec: WorkloadSpec) -> None:
 def _check_optimizer_impl(reader: _Reader, spec: WorkloadSpec) -> None:
     """fused: torch's fused AdamW, which torch 1.13 does not have (torch/optim/adamw.py at 1.13.1 has no `fused`
     argument; 2.0.1 adds _fused_adamw, both read in the PyPI wheels)."""
+    if spec.optimizer_impl == "deepspeed_fused":
+        _check_deepspeed_fused(reader, spec)
+        return
     if spec.optimizer_impl != "fused":
         return
     if spec.optimizer != "adamw":
@@ -1808,6 +1821,29 @@ def _check_optimizer_impl(reader: _Reader, spec: WorkloadSpec) -> None:
         )
     elif spec.torch_release is not None and spec.torch_release < (2, 0):
         reader.error("optimizer_impl", f"torch {spec.torch_version} has no fused AdamW (added in 2.0)")
+
+
+def _check_deepspeed_fused(reader: _Reader, spec: WorkloadSpec) -> None:
+    """deepspeed_fused: DeepSpeed's FusedAdam, which its engine builds from a config optimizer block (Adam / AdamW)
+    and steps over ZeRO's fp32 master partitions (runtime/zero/stage_1_and_2.py single_partition_of_fp32_groups)."""
+    if spec.optimizer != "adamw":
+        reader.error(
+            "optimizer_impl",
+            f"deepspeed_fused is DeepSpeed's FusedAdam: needs optimizer adamw, got {spec.optimizer}",
+        )
+    elif spec.is_training and spec.parallelism.zero_stage == 0:
+        reader.error(
+            "optimizer_impl", "deepspeed_fused is DeepSpeed's ZeRO optimizer: set parallelism.zero_stage 1-3"
+        )
+    elif not spec.master_weights_fp32:
+        reader.error(
+            "optimizer_impl",
+            "deepspeed_fused steps ZeRO's fp32 master partitions: needs master_weights_fp32 true",
+        )
+    elif spec.parallelism.offload != "none":
+        reader.error(
+            "optimizer_impl", "DeepSpeed builds its CPU Adam under offload, not FusedAdam: leave foreach"
+        )
 
 
 def _check_reshard_after_forward(reader: _Reader, spec: WorkloadSpec) -> None:

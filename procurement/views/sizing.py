@@ -142,13 +142,15 @@ KNOB_LABELS = {
     ),
     "optimizer_impl": (
         "torch AdamW kernel",
-        "training, ZeRO 0: foreach (torch's default on CUDA since 2.0) / fused (fused=True, adamw_torch_fused): "
-        "the step's state-sized temporaries, 2 (foreach, torch 2.0) / 1 (foreach, 2.1+) / 0 (fused), and its "
-        "traffic, 20 (foreach) / 7 (fused) accesses a parameter",
+        "training: foreach (torch's default on CUDA since 2.0) / fused (fused=True, adamw_torch_fused), torch's "
+        "own at any ZeRO stage or FSDP / deepspeed_fused (a DeepSpeed config's optimizer block, ZeRO 1-3): the "
+        "step's state-sized temporaries on ZeRO 0, 2 (foreach, torch 2.0) / 1 (foreach, 2.1+) / 0 (fused), and "
+        "its traffic, 20 (foreach) / 7 (fused) / 12.5 (deepspeed_fused, with ZeRO's cast and copy-back) accesses "
+        "a parameter",
     ),
     "torch_version": (
         "torch release",
-        "training: current (2.1 or later) or e.g. 2.0.1: foreach AdamW's step holds 2 state-sized temporaries "
+        "training: current (2.1 or later) or e.g. 2.0.1 / 2.1.0+cu121 (as torch prints it): foreach AdamW's step holds 2 state-sized temporaries "
         "before 2.1, 1 from 2.1. Memory only",
     ),
     "cross_entropy": (

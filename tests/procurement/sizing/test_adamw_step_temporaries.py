@@ -59,7 +59,8 @@ def _memory(data: dict) -> dict:
         ({"torch_version": "2.7.1"}, 1.0),
         ({"torch_version": "2.0"}, 2.0),
         ({"torch_version": "2.0.1"}, 2.0),
-        ({"torch_version": "1.13.1"}, 2.0),  # foreach=True; the for-loop default is charged as foreach
+        # the for-loop default: no whole-state temporaries, the largest parameter's (fix50o; was 2.0)
+        ({"torch_version": "1.13.1"}, 0.0),
         ({"optimizer_impl": "fused"}, 0.0),
         ({"optimizer_impl": "fused", "torch_version": "2.0.1"}, 0.0),
         ({"optimizer": "adamw_8bit"}, 0.0),
@@ -132,6 +133,12 @@ def test_in_place_and_zero_stage_1_do_not_read_it():
         ({"optimizer_impl": "apex"}, "optimizer_impl", "foreach, fused"),
         ({"optimizer_impl": "fused", "optimizer": "adamw_8bit"}, "optimizer_impl", "needs optimizer adamw"),
         ({"optimizer_impl": "fused", "torch_version": "1.13.1"}, "optimizer_impl", "has no fused AdamW"),
+        ({"optimizer_impl": "deepspeed_fused"}, "optimizer_impl", "set parallelism.zero_stage 1-3"),
+        (
+            {"optimizer_impl": "deepspeed_fused", "parallelism": {"gpus": 2, "zero_stage": 2}},
+            "optimizer_impl",
+            "needs master_weights_fp32 true",
+        ),
     ],
 )
 def test_clear_errors(change, path, message):
@@ -142,7 +149,7 @@ def test_clear_errors(change, path, message):
 
 def test_schema_and_form_carry_the_fields():
     fields = spec_schemas.WorkloadSpecSerializer().fields
-    assert tuple(fields["optimizer_impl"].choices) == ("foreach", "fused")
+    assert set(fields["optimizer_impl"].choices) == {"foreach", "fused", "deepspeed_fused"}
     assert "torch_version" in fields
     knobs = {
         "task": "full_finetune",
@@ -172,7 +179,10 @@ def test_a_fused_adamw_step_reads_and_writes_7_accesses_on_zero_stage_0():
     """optimizer_step: torch._fused_adamw_ reads param, grad, exp_avg, exp_avg_sq and writes the three states (7),
     + clipping 3 = 10 accesses a parameter, against foreach's 20 + 3. The PEFT full fine-tune, pure bf16 on one L40S
     (864 GB/s): 23 x 2 B x 3,212,749,824 = 147.8 GB = 0.244 s at 0.70 (optimizer_step's docstring) -> 10 x ... =
-    64.3 GB = 0.106 s. Under ZeRO the step is DeepSpeed's: 23 either way."""
+    64.3 GB = 0.106 s. Under ZeRO the stated kernel holds too (fix50o: FSDP steps torch's AdamW on each rank's
+    shard, pytorch/torchtitan PR #355 / #881; DeepSpeed without an optimizer block wraps the client's torch AdamW):
+    fused 10 on the rank's half (was 23, DeepSpeed's assumed), foreach 23; DeepSpeed's own FusedAdam
+    (deepspeed_fused) 7 + its ZeRO wrapper's 5.5 = 12.5 (optimizer_step.DEEPSPEED_ZERO_WRAPPER_ACCESSES)."""
     from procurement.sizing import optimizer_step
     from procurement.sizing.assumptions import ACHIEVED_BANDWIDTH
 
@@ -187,4 +197,52 @@ def test_a_fused_adamw_step_reads_and_writes_7_accesses_on_zero_stage_0():
     plans = optimizer_step.seconds_per_step(
         fused_spec, gradient_bytes, np.array([1.0, 0.5]), bandwidth, [0, 2]
     )
-    assert plans == pytest.approx([10.0 * gradient_bytes / rate, 23.0 * gradient_bytes * 0.5 / rate])
+    assert plans == pytest.approx([10.0 * gradient_bytes / rate, 10.0 * gradient_bytes * 0.5 / rate])
+    foreach_plans = optimizer_step.seconds_per_step(
+        parse_workload_spec(PEFT_FT), gradient_bytes, np.array([1.0, 0.5]), bandwidth, [0, 2]
+    )
+    assert foreach_plans == pytest.approx([23.0 * gradient_bytes / rate, 23.0 * gradient_bytes * 0.5 / rate])
+
+
+def test_deepspeed_fused_adam_counts_its_kernel_and_zero_wrapper():
+    """deepspeedai/DeepSpeed@edaa7221: csrc/adam/multi_tensor_adam.cu reads g, p, m, v (lines 84-87) and writes p, m,
+    v (120-122): 7 fp32 accesses; stage_1_and_2.py step(): bf16 norm read 0.5 + bf16 -> fp32 gradient cast 1.5 +
+    unscale mul_ 2 + fp32 -> bf16 copy-back 1.5 = 5.5 (in 4 B accesses). 12.5 in all."""
+    from procurement.sizing import optimizer_step
+
+    assert optimizer_step.DEEPSPEED_ZERO_WRAPPER_ACCESSES == pytest.approx(0.5 + 1.5 + 2.0 + 1.5)
+    spec = parse_workload_spec(
+        PEFT_FT
+        | {
+            "optimizer_impl": "deepspeed_fused",
+            "master_weights_fp32": True,
+            "parallelism": {"gpus": 2, "zero_stage": 2},
+            "zero_grad": "in_place",
+        }
+    )
+    assert optimizer_step.step_accesses(spec) == pytest.approx(12.5)
+    assert bytes_model.adamw_step_temporary_states(spec) == 0.0
+
+
+def test_torch_1_13_for_loop_holds_three_of_the_largest_parameter():
+    """fix50o (aud50o case 6): torch 1.13.1 adamw.py line 209 `foreach = False`; _single_tensor_adamw line 316
+    `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)`: sqrt's tensor and the quotient alive together,
+    plus the previous parameter's `denom` until reassigned: at most 3 x the largest. Llama-3.2-3B: the 128,256 x 3,072
+    table (tied), 394.0M elements, x 3 x 2 B (pure bf16) = 2.203 GiB, where two whole states were 11.97 GiB."""
+    spec = parse_workload_spec(PEFT_FT | {"torch_version": "1.13.1"})
+    assert bytes_model.adamw_steps_for_loop(spec)
+    assert bytes_model.largest_trainable_tensor_params(spec) == 128_256 * 3_072
+    assert bytes_model.adamw_for_loop_temporary_params(spec) == 3 * 128_256 * 3_072
+    loop, fused = (
+        _memory(PEFT_FT | {"torch_version": "1.13.1"}),
+        _memory(PEFT_FT | {"optimizer_impl": "fused"}),
+    )
+    assert 3 * 128_256 * 3_072 * 2 / GIB == pytest.approx(2.202, abs=0.001)
+    # the step phase (gradients + temporaries) is this row's peak, as in aud50o's 2.0.1 check
+    assert loop["gradients_gib"] - fused["gradients_gib"] == pytest.approx(
+        3 * 128_256 * 3_072 * 2 / GIB, rel=1e-9
+    )
+    # 2.0 keeps its two whole states; a copy table under LoRA (emb) on 1.13: 3 tables, not 2 x both copies
+    assert not bytes_model.adamw_steps_for_loop(parse_workload_spec(PEFT_FT | {"torch_version": "2.0.1"}))
+    emb = parse_workload_spec(_emb(torch_version="1.13.1"))
+    assert bytes_model.saved_module_peak_bytes(emb)[1] == pytest.approx(3.0 * V * D * 2.0)  # bf16 copies
