@@ -1,0 +1,220 @@
+"""aud50q (stop 50): outside audit of qwenmem's `cross_entropy: shifted_autocast` (12 B x V a token) on published
+memory that no test of the project had and qwenmem did not use. Bar: LLM memory 10%.
+
+Sources (each grepped in tests/ first: none of these memory figures was tested):
+[QWEN-VL] QwenLM/Qwen-VL @0f31930 (2023-10-07, "fix single-gpu qlora, and add profiling") README.md "Profiling of
+  Memory and Speed": one A100-SXM4-80G, CUDA 11.8, PyTorch 2.0, batch 1, accumulation 8, each sample one image,
+  row "LoRA" (later "LoRA (Chat)"): 23.3G / 23.6G / 25.1G / 27.3G at 384 / 512 / 1,024 / 2,048 tokens. The run is
+  finetune/finetune_lora_single_gpu.sh at that commit: `--bf16 True --fix_vit True --gradient_checkpointing
+  --use_lora`, no --deepspeed, so HF Trainer's torch autocast, the same as the Qwen README's single-GPU LoRA.
+  finetune.py there: lora_r 64, targets c_attn / attn.c_proj / w1 / w2 (qwen_lora_spec's). The LLM is Qwen-7B
+  (V 151,936) with Qwen-1's QWenLMHeadModel loss (bf16 lm_logits, `lm_logits[..., :-1, :].contiguous()`,
+  CrossEntropyLoss, no upcast); the frozen ViT-bigG and its 256 image tokens are the same at every length, so
+  only the growth with length is compared (the weights, the ViT and the fixed terms cancel).
+[SWIFT] modelscope/ms-swift @6cfbc2ec docs/source_en/LLM/Benchmark.md "Model Type & Max Length", LoRA, "GPU Memory
+  (GiB)": qwen-1_8b-chat 6.99 / 10.71 / 16.35 / 23.80 / 37.03, qwen-7b-chat 18.01 / 21.73 / 27.74 / 35.31 /
+  48.41, qwen-14b-chat 30.14 / 34.43 / 40.14 / 47.95 / 60.74, yi-6b-chat 13.72 / 15.44 / 16.95 / 28.25 / 43.81
+  at max_length 512 / 1,024 / 2,048 / 4,096 / 8,192 (A100, torch 2.1.1, flash_attn 2.3.4, batch 1, rank 8 on
+  c_attn, gradient checkpointing). Measured at @97e4d198 (the table's commit): swift/trainers/trainers.py line 47
+  `torch.cuda.max_memory_reserved(i)`; swift/llm/utils/argument.py dtype 'AUTO' (bf16) and truncation_strategy
+  'delete' (the samples are 91 to max_length tokens, 3,234 +- 2,548); compute_loss calls the HF Trainer's (the
+  model's own loss under accelerate's autocast) and argmaxes outputs.logits for its accuracy.
+[QWEN-Q] QwenLM/Qwen @e8e15962 README.md "Profiling of Memory and Speed", rows "1.8B | Q-LoRA" 5.8G / 6.0G / 6.6G /
+  7.8G / 10.2G / 15.8G and "7B | Q-LoRA" 11.5G / 11.5G / 12.3G / 13.9G / 16.9G / 23.5G at 256 ... 8,192 tokens;
+  finetune/finetune_qlora_single_gpu.sh there: `--fp16 True`, `--deepspeed finetune/ds_config_zero2.json`
+  (DeepSpeed's fp16 engine, no autocast: accelerate does not wrap the forward under DeepSpeed).
+[TORCH] PyTorch 2.0 docs amp.rst "CUDA Ops that can autocast to float32": cross_entropy, log_softmax, nll_loss;
+  derivatives.yaml `_log_softmax`: its backward reads `result` only; torch.utils.checkpoint (reentrant, Qwen-1's
+  `torch.utils.checkpoint.checkpoint(create_custom_forward(block), ...)`) recomputes a block inside its backward
+  node, which the engine reaches only after the loss's nodes ran and released their saved tensors.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from procurement.sizing import memory as memory_module
+from procurement.sizing.bytes_model import state_bytes
+from procurement.sizing.memory import memory_breakdown_scalar
+from procurement.sizing.spec import WorkloadSpecError, parse_workload_spec
+from tests.procurement.outside.test_outside_audit_stop43h import SWIFT_MODELS, swift_lora_spec
+from tests.procurement.outside.test_outside_audit_stop43l import MODELS
+from tests.procurement.outside.test_outside_recommendations import qwen_lora_spec
+
+GIB = 2.0**30
+LLM_MEMORY = 0.10
+
+
+def _total(spec: dict) -> float:
+    return memory_breakdown_scalar(parse_workload_spec(spec), 1)["total_per_gpu_gib"]
+
+
+# --- 1. Qwen-VL-Chat LoRA on one A100: the memory the run adds with length [QWEN-VL] -------------------------------
+QWEN_VL_LORA = {384: 23.3, 512: 23.6, 1024: 25.1, 2048: 27.3}
+# Ours, growth to 2,048 tokens (GiB), shifted_autocast / the default fp32_softmax against published:
+#   from 384: 3.64 / 1.67 vs 4.0 (-8.9% / -58.4%); from 512: 3.36 / 1.54 vs 3.7 (-9.1% / -58.5%);
+#   from 1,024: 2.24 / 1.03 vs 2.2 (+1.9% / -53.4%).
+QWEN_VL_GROWTH = {384: 3.64, 512: 3.36, 1024: 2.24}
+
+
+@pytest.mark.parametrize("start", sorted(QWEN_VL_GROWTH))
+def test_qwen_vl_lora_growth_with_length_lands_with_the_12_byte_loss(start):
+    def ours(seq, **fields):
+        return _total(qwen_lora_spec(MODELS["7b"], seq, 1) | fields)
+
+    published = QWEN_VL_LORA[2048] - QWEN_VL_LORA[start]
+    growth = ours(2048) - ours(start)
+    assert growth == pytest.approx(QWEN_VL_GROWTH[start], abs=0.01)
+    assert growth == pytest.approx(published, rel=LLM_MEMORY)
+    # the default (4 B x V) cannot: it discriminates the loss count
+    default = ours(2048, cross_entropy="fp32_softmax") - ours(start, cross_entropy="fp32_softmax")
+    assert default < 0.5 * published
+
+
+# --- 2. ms-swift's Qwen-1 chat LoRA table [SWIFT] -----------------------------------------------------------------
+SWIFT_LENGTHS = (512, 1024, 2048, 4096, 8192)
+SWIFT_MEMORY = {
+    "1.8b": (6.99, 10.71, 16.35, 23.80, 37.03),
+    "7b": (18.01, 21.73, 27.74, 35.31, 48.41),
+    "14b": (30.14, 34.43, 40.14, 47.95, 60.74),
+}
+YI_6B_CHAT = (13.72, 15.44, 16.95, 28.25, 43.81)  # V 64,000 (Yi-6B config.json), 'huggingface' loss (Llama)
+# Ours (shifted_autocast stated, GiB): filled by the run below
+SWIFT_OURS = {
+    "1.8b": (5.21, 6.20, 8.19, 12.16, 20.10),
+    "7b": (16.87, 17.98, 20.19, 24.61, 33.46),
+    "14b": (29.61, 30.80, 33.19, 37.98, 47.54),
+}
+SWIFT_MISS = (
+    "UNEXPLAINED (aud50q): [SWIFT] {size} chat LoRA at max_length {seq}: {pub} GiB (max_memory_reserved), ours "
+    "{ours:.2f} GiB ({gap:+.1%}) with cross_entropy shifted_autocast stated (ms-swift runs Qwen-1's own loss under "
+    "accelerate's autocast, as the Qwen README's single-GPU run). The table grows 30.0 / 30.4 / 30.6 GiB from 512 "
+    "to 8,192 tokens for the 1.8B / 7B / 14B and 30.1 for yi-6b-chat (V 64,000, 2.4x smaller): a term of ~4 MB a "
+    "token that does not scale with the vocabulary nor the model, so not the loss chain (ours grows 14.9 / 16.6 / "
+    "17.9). Lead: max_memory_reserved over 'delete'-truncated samples of every length up to max_length (the caching "
+    "allocator keeps blocks of each size seen), unsized; a per-step allocated peak from the run would settle it."
+)
+
+
+def _swift_spec(size: str, seq: int) -> dict:
+    spec = swift_lora_spec(SWIFT_MODELS[size], seq) | {
+        "cross_entropy": "shifted_autocast",
+        "torch_version": "2.1.1",
+    }
+    return spec | {"model": spec["model"] | {"eager_layer": "qwen1"}}
+
+
+def _swift_params():
+    out = []
+    for size, published in SWIFT_MEMORY.items():
+        for i, seq in enumerate(SWIFT_LENGTHS):
+            ours, pub = SWIFT_OURS[size][i], published[i]
+            marks = ()
+            if abs(ours / pub - 1) >= LLM_MEMORY:
+                reason = SWIFT_MISS.format(size=size, seq=seq, pub=pub, ours=ours, gap=ours / pub - 1)
+                marks = (pytest.mark.xfail(strict=True, reason=reason),)
+            out.append(pytest.param(size, seq, pub, ours, marks=marks, id=f"{size}-{seq}"))
+    return out
+
+
+@pytest.mark.parametrize(("size", "seq", "published", "ours"), _swift_params())
+def test_ms_swift_qwen_chat_lora_memory(size, seq, published, ours):
+    total = _total(_swift_spec(size, seq))
+    assert total == pytest.approx(ours, abs=0.01)
+    assert total == pytest.approx(published, rel=LLM_MEMORY)
+
+
+def test_ms_swift_growth_does_not_scale_with_the_vocabulary():
+    """[SWIFT] why the table cannot test a per-token loss count: from 512 to 8,192 tokens every model grows by
+    the same ~30 GiB, Yi-6B (V 64,000) as much as Qwen (V 151,936); a loss chain of k B x V would grow 2.4x less
+    on Yi. Ours (shifted_autocast) grows 14.9 / 16.6 / 17.9 GiB for the Qwen rows."""
+    growth = {size: rows[-1] - rows[0] for size, rows in SWIFT_MEMORY.items()} | {
+        "yi": YI_6B_CHAT[-1] - YI_6B_CHAT[0]
+    }
+    assert max(growth.values()) / min(growth.values()) < 1.02
+    for size in SWIFT_MEMORY:
+        ours = _total(_swift_spec(size, 8192)) - _total(_swift_spec(size, 512))
+        assert ours < 0.6 * growth[size]
+
+
+# --- 3. The Qwen README's Q-LoRA memory rows [QWEN-Q] (DeepSpeed fp16, no autocast: the default stays) -----------
+QWEN_QLORA_MEMORY = {
+    "1.8b": (5.8, 6.0, 6.6, 7.8, 10.2, 15.8),
+    "7b": (11.5, 11.5, 12.3, 13.9, 16.9, 23.5),
+}
+QWEN_LENGTHS = (256, 512, 1024, 2048, 4096, 8192)
+QWEN_QLORA_OURS = {
+    "1.8b": (3.58, 3.78, 4.17, 4.95, 6.52, 9.66),
+    "7b": (9.29, 9.55, 10.06, 11.08, 13.13, 17.23),
+}
+QLORA_MISS = (
+    "UNEXPLAINED (aud50q): [QWEN-Q] {size} Q-LoRA at {seq} tokens: {pub} G, ours {ours:.2f} GiB ({gap:+.1%}). "
+    "qwen_lora_spec leaves these runs on the default fp32_softmax (4 B x V), but by qwenmem's own reading of "
+    "modeling_qwen.py the run without autocast (DeepSpeed fp16) holds the fp16 logits, their fp16 shifted copy and "
+    "an fp16 log-softmax, 2 + 2 + 2 = 6 B x V at the forward and 6 at log-softmax's backward: no value of "
+    "cross_entropy states it. +2 B x V closes 2.3 GiB of the 512-to-8,192 growth (ours 5.88 / 7.69 against 9.8 / "
+    "12.0 G); the 1.8B's -36 to -39% at every length is a further, length-independent miss. Lead: a "
+    "'shifted_16bit' value (6 B x V) and the GPTQ Q-LoRA weights' fixed terms, unsized."
+)
+
+
+def _qlora_params():
+    out = []
+    for size, published in QWEN_QLORA_MEMORY.items():
+        for i, seq in enumerate(QWEN_LENGTHS):
+            ours, pub = QWEN_QLORA_OURS[size][i], published[i]
+            marks = ()
+            if abs(ours / pub - 1) >= LLM_MEMORY:
+                reason = QLORA_MISS.format(size=size, seq=seq, pub=pub, ours=ours, gap=ours / pub - 1)
+                marks = (pytest.mark.xfail(strict=True, reason=reason),)
+            out.append(pytest.param(size, seq, pub, ours, marks=marks, id=f"{size}-{seq}"))
+    return out
+
+
+@pytest.mark.parametrize(("size", "seq", "published", "ours"), _qlora_params())
+def test_qwen_readme_qlora_memory(size, seq, published, ours):
+    spec = qwen_lora_spec(MODELS[size], seq, 1, qlora=True) | {"task": "qlora", "weight_quantization": "int4"}
+    total = _total(spec)
+    assert total == pytest.approx(ours, abs=0.01)
+    assert total == pytest.approx(published, rel=LLM_MEMORY)
+
+
+# --- 4. The loss chain and the recomputed block are not alive together [TORCH] ----------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "UNEXPLAINED (aud50q): under full recomputation memory._training_activation_bytes adds the loss's "
+        "vocabulary tensors (12 B x V) to the recomputed block's transient peak (first_stage + logits), but "
+        "the block is recomputed inside its checkpoint's backward node, after the loss's nodes ran and released "
+        "their tensors (and in the forward the block ran under no_grad): the peak is the kept inputs plus the "
+        "LARGER of the two. The sum charges 0.59 / 1.17 / 1.46 GiB too much at 8,192 tokens (1.8B / 7B / 14B, "
+        "153,600 B a token for the 7B's block). With the max the README rows qwenmem lands move: 7B 4k 26.91 -> "
+        "26.29 GiB (-9.4% -> -11.5%, out), 14B 8k 51.23 -> 49.70 (-7.2% -> -10.0%, out), 7B 8k -2.0% -> -5.3%, "
+        "and [QWEN-VL]'s growth from 384 / 512 / 1,024 -8.9 / -9.1 / +1.9% -> -15.2 / -15.3 / -5.1%. Fix: max(logits, recompute_peak) on the "
+        "last stage; then say what else the rows hold."
+    ),
+)
+@pytest.mark.parametrize("size", ["1.8b", "7b", "14b"])
+def test_the_loss_chain_and_the_recomputed_block_do_not_add(size):
+    seq = 8192
+    spec = parse_workload_spec(qwen_lora_spec(MODELS[size], seq, 1))
+    state = state_bytes(spec)
+    kept, recompute = memory_module._kept_per_layer(spec, state, True, 1)
+    expected = seq * (spec.model.num_layers * kept + max(state.logits_bytes_per_token, recompute))
+    activations = memory_breakdown_scalar(spec, 1)["activations_gib"] * GIB
+    assert activations == pytest.approx(expected, rel=1e-6)
+
+
+# --- 5. The field's validation ---------------------------------------------------------------------------------
+def test_a_bad_cross_entropy_value_names_the_field_and_the_new_value():
+    with pytest.raises(WorkloadSpecError) as err:
+        parse_workload_spec(qwen_lora_spec(MODELS["7b"], 1024, 1) | {"cross_entropy": "shifted"})
+    assert "cross_entropy" in str(err.value) and "shifted_autocast" in str(err.value)
+
+
+def test_the_api_schema_lists_the_value():
+    from procurement.api.spec_schemas import WorkloadSpecSerializer
+
+    field = WorkloadSpecSerializer().fields["cross_entropy"]
+    assert "shifted_autocast" in field.choices
+    assert "shifted_autocast" in field.help_text
