@@ -98,7 +98,12 @@ Y11LGRID = {
 }
 
 R_PYTHIA1B = (
-    "EXPLAINED (fix50a, stop 50): A100-40GB {ours:,.0f} tokens/s a GPU vs Pythia-1B's 18,076 (64 GPUs, 3 days for "
+    "UNEXPLAINED (label corrected by aud50e, stop 50: fix50a's EXPLAINED by StableLM-3B's rate fails explain-rules "
+    "(a): StableLM ran FlashAttention-2, this config dense attention (no flash attention-config; "
+    "scaled-upper-triang-masked-softmax-fusion true). Lead, sized: state flash_attention false as the config runs: "
+    "16,698 (-7.6%) at the engine's 80 B a score element, 20,900 (+15.6%) at the code's 30 B (fp16 fused softmax, "
+    "dropout 0); the rest: 'synchronize-each-layer' true, unsized; test_outside_eager_training_audit_aud50e.py "
+    "[PYTHIA-CFG]). Was: A100-40GB {ours:,.0f} tokens/s a GPU vs Pythia-1B's 18,076 (64 GPUs, 3 days for "
     "299.9B tokens; {e:+.1%}), stated as its config runs (checkpoint-activations true, EleutherAI/pythia @b14d5af9 "
     "models/1B/pythia-1b.yml; 27,186, +50.4%, before it was stated). Cause, sized on another published run of the "
     "same stack: GPT-NeoX on A100s runs below the engine's mfu_pretrain_a100 0.51 (LLaMA-1's stack). StableLM-3B-4E1T "

@@ -249,7 +249,12 @@ def test_litgpt_lora_rows_with_a_short_host_rank_below_the_same_card_on_a_sized_
 # --- [SLM3B] pretraining on a 256-GPU cluster with a deadline ----------------------------------------------------
 
 R_SLM3B = (
-    "EXPLAINED (fix50a, stop 50): published 6,028 tokens/s a GPU (StableLM-3B-4E1T card: 4T tokens, 256 A100 40GB, "
+    "UNEXPLAINED (label corrected by aud50e, stop 50: fix50a's EXPLAINED fails explain-rules (a): the 'stack rate' "
+    "is sized on Pythia-1B, whose config runs dense attention (pythia-1b.yml: no flash attention-config, "
+    "scaled-upper-triang-masked-softmax-fusion), while this run used FlashAttention-2 (its card); Pythia stated "
+    "flash_attention false reads -7.6% on the engine's own count, so its 0.3745 holds eager traffic this run did not "
+    "pay and the two rows do not share a cause: test_outside_eager_training_audit_aud50e.py [PYTHIA-CFG]). Was: "
+    "published 6,028 tokens/s a GPU (StableLM-3B-4E1T card: 4T tokens, 256 A100 40GB, "
     "'approximately 30 days'), ours {ours:,.0f} ({e:+.1%}) stated as its config runs (model-parallel-size 1, ZeRO-1, "
     "micro-batch 4 of 4,096, activation checkpointing). Cause, sized on another published run: the GPT-NeoX stack "
     "itself. Pythia-1B (same library, A100 40GB, ZeRO-1, checkpoint-activations true in EleutherAI/pythia "
