@@ -172,7 +172,11 @@ R_DSR1_H200 = (
     "Hopper's bandwidth, the engine's 0.70: the floor is vLLM 0.7.4's Triton kernel, not the format, so no "
     "Hopper-wide rate follows. Lead for the ~60% left, which grows with the streams: an H200 benchmark_moe.py "
     "run of E=256, N=256 block FP8 at batch 4-64 with the early-2025 configs (fused_moe's expert read rate), and the "
-    "MLA decode kernel vLLM 0.7.4.dev ran (Triton decode vs FlashMLA) timed at 3,200-4,000 tokens."
+    "MLA decode kernel vLLM 0.7.4.dev ran (Triton decode vs FlashMLA) timed at 3,200-4,000 tokens. The CSV's "
+    "median ITLs (25.69 / 31.28 / 49.74 / 51.96 / 63.24 ms at 4 / 8 / 16 / 32 / 64) rise by steps, not by a rate "
+    "(+18.5 ms from 8 to 16 streams, +2.2 from 16 to 32): a per-M kernel choice (vLLM's H200 fused_moe config for "
+    "E=256, N=256 block FP8 changed between versions: BLOCK_SIZE_M 64 at M 4 / 8 and from 24, BLOCK_SIZE_N 256 / K 64 "
+    "at 16, in one stored copy; 16 / 128 / 128 for M 1-512 in a later one) fits that shape better than bytes."
 )
 R_DSR1_MI300X = (
     "UNEXPLAINED (aud50b): [DSR1] the accelerator comparison. DeepSeek-R1 FP8, 8 x MI300X, vLLM 0.7.3.dev (ROCm, "
