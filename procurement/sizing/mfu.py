@@ -34,6 +34,7 @@ from procurement.sizing.assumptions import (
     TRAINING_WIDTH_K_AMPERE,
     TRAINING_WIDTH_K_HOPPER,
     TRAINING_WIDTH_PEAK_AMPERE,
+    TRAINING_WIDTH_PEAK_AMPERE_GPT_NEOX,
     TRAINING_WIDTH_PEAK_HOPPER,
     TRAINING_WIDTH_PEAK_HOPPER_MEGATRON,
 )
@@ -355,6 +356,8 @@ def _fitted_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
     if _runs_fp8_linears_on_a_hopper_cluster(spec, gpu):
         blackwell = (gpu.generation or 0) >= BLACKWELL
         return (MFU_FP8_LINEARS_BLACKWELL if blackwell else MFU_FP8_LINEARS).value
+    if _runs_gpt_neox_on_an_ampere_cluster(spec, gpu):
+        return gpt_neox_efficiency(spec)
     dense_cluster = not spec.model.is_moe and gpu.has_nvlink_switch and not gpu.is_consumer
     if dense_cluster and spec.task == "pretrain" and gpu.generation == AMPERE:
         return MFU_PRETRAIN_AMPERE.value
@@ -364,6 +367,28 @@ def _fitted_mfu(spec: WorkloadSpec, gpu: GpuSpec) -> float:
         # itself runs at the MPT H100 sweep's width ceiling (issue 26, assumptions.training_width_*).
         return width_ceiling(spec, gpu)
     return gpu.default_mfu
+
+
+def _runs_gpt_neox_on_an_ampere_cluster(spec: WorkloadSpec, gpu: GpuSpec) -> bool:
+    """16-bit dense pretraining stated on the GPT-NeoX stack (training_stack gpt_neox) on an NVSwitch Ampere
+    datacenter part: where mfu_pretrain_a100 would apply, and the only setting its rate was fitted and held out on
+    (Llemma 7B; Pythia-1B, StableLM-3B, GPT-NeoX-20B, all A100 40GB). Elsewhere a gpt_neox spec is sized as other."""
+    dense_cluster = not spec.model.is_moe and gpu.has_nvlink_switch and not gpu.is_consumer
+    return (
+        spec.training_stack == "gpt_neox"
+        and dense_cluster
+        and spec.task == "pretrain"
+        and gpu.generation == AMPERE
+        and spec.precision in ("bf16", "fp16")
+    )
+
+
+def gpt_neox_efficiency(spec: WorkloadSpec) -> float:
+    """The share of an A100's 16-bit peak a GPT-NeoX pretraining run reaches at this width: e / (1 + k / d_model),
+    MPT's width shape (training_width_k_ampere) with the stack's own e (training_width_peak_ampere_gpt_neox,
+    fitted on Llemma 7B's published A100 hours). Pythia-1B (d 2,048): 0.402; Llemma 7B (4,096): 0.455."""
+    k = TRAINING_WIDTH_K_AMPERE.value
+    return TRAINING_WIDTH_PEAK_AMPERE_GPT_NEOX.value / (1.0 + k / float(spec.model.hidden_size))
 
 
 # Training tasks whose step is pretraining's dense GEMMs (the task changes which weight gradients are
@@ -530,6 +555,13 @@ def width_text(spec: WorkloadSpec, gpu: GpuSpec) -> str:
         )
     ceiling = width_ceiling(spec, gpu)
     fitted = _fitted_mfu(spec, gpu)
+    if _runs_gpt_neox_on_an_ampere_cluster(spec, gpu) and measured_efficiency(spec, gpu) is None:
+        return (
+            f"speed: on GPT-NeoX (training_stack gpt_neox) a {spec.model.hidden_size}-wide model pretrains at "
+            f"{min(fitted, ceiling):.1%} of the {gpu.slug}'s dense peak (that stack's A100 rate, MPT's width shape "
+            "with an e fitted on Llemma 7B's published A100 hours; the unstated stack takes LLaMA-1's "
+            f"{MFU_PRETRAIN_AMPERE.value:.0%})"
+        )
     if (gpu.generation or 0) >= HOPPER and _runs_megatron_dense(spec) and ceiling <= fitted:
         return (
             f"speed: on the Megatron stack (training_stack megatron) a {spec.model.hidden_size}-wide model trains at "

@@ -112,7 +112,7 @@ EXPERT_PRECISIONS = ("model", "bf16", "fp16")
 # so sized as other).
 # llm_c: karpathy/llm.c's C/CUDA GPT-2 trainer (train_gpt2.cu), its memory-bound passes counted from its kernels
 # (mfu.llm_c_efficiency) instead of MPT's fitted width ceiling.
-TRAINING_STACKS = ("other", "megatron", "maxtext", "torchtitan", "llm_c")
+TRAINING_STACKS = ("other", "megatron", "maxtext", "torchtitan", "llm_c", "gpt_neox")
 CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # What the training loop's zero_grad does between steps: in_place zeroes the gradients and keeps them (torch < 2.0's
 # Optimizer.zero_grad default; the engine's convention, gradients beside the activations); set_to_none frees them

@@ -38,6 +38,7 @@ from procurement.sizing.spec import (
     QUANT_KERNELS,
     SERVING_ENGINES,
     TASKS,
+    TRAINING_STACKS,
     ZERO_GRAD,
 )
 from procurement.views.sizing_display import sizing_display
@@ -68,6 +69,7 @@ KNOB_DEFAULTS = {
     "optimizer_impl": "foreach",
     "torch_version": "current",
     "cross_entropy": "fp32_softmax",
+    "training_stack": "other",
     "gradient_checkpointing": "full",
     "training_tokens": "2.0e8",
     "lora_rank": "16",
@@ -159,6 +161,11 @@ KNOB_LABELS = {
         "(Megatron-Core, 4 x V bytes) / huggingface (transformers 4.46-4.48, 14) / shifted_autocast (the model's "
         "own loss on 16-bit logits under torch autocast, e.g. Qwen-1, 12) / torchtitan / compiled / fused / "
         "torchtune",
+    ),
+    "training_stack": (
+        "Training software stack",
+        "training: other (unstated) / megatron / maxtext / torchtitan / llm_c / gpt_neox (GPT-NeoX: A100 "
+        "pretraining at that stack's own rate, 0.524 / (1 + 621 / d_model) of the peak); docs/workload-spec.md",
     ),
     "gradient_checkpointing": ("Gradient checkpointing", "training"),
     "training_tokens": ("Training tokens", "training: for hours"),
@@ -271,6 +278,7 @@ _TEXT_KNOBS = (
     "optimizer_impl",
     "torch_version",
     "cross_entropy",
+    "training_stack",
     "bnb_version",
     "lm_head_4bit",
     "bnb_storage_dtype",
@@ -288,6 +296,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "zero_grad": ZERO_GRAD,
         "optimizer_impl": OPTIMIZER_IMPLS,
         "cross_entropy": CROSS_ENTROPY,
+        "training_stack": TRAINING_STACKS,
         "zero_stage": ZERO_STAGES,
         "runtime": IMAGE_RUNTIMES,
         "lora_implementation": LORA_IMPLEMENTATIONS,
