@@ -27,6 +27,7 @@ from procurement.sizing.image_spec import (
     FASTERTRANSFORMER_VERSIONS,
     GUIDANCE,
     IMAGE_ENGINES,
+    IMAGE_LORA_MODULES,
     IMAGE_RUNTIMES,
 )
 from procurement.sizing.spec import (
@@ -431,9 +432,13 @@ class WorkloadImageSerializer(serializers.Serializer):
     )
     vae_tiling = _flag(
         "Decode in tiles of the VAE's sample size (diffusers enable_vae_tiling: 512 px SD 1.x, 1024 px SDXL, "
-        "SD3, FLUX), each tile over the whole batch"
+        "SD3, FLUX), each tile over the whole batch. Inference only: it tiles a training run's VAE encode too, "
+        "but the training encode's peak is not sized, so training refuses it"
     )
-    vae_slicing = _flag("Decode one image at a time (diffusers enable_vae_slicing)")
+    vae_slicing = _flag(
+        "Decode one image at a time (diffusers enable_vae_slicing). Inference only: the training encode's peak "
+        "is not sized"
+    )
     text_encoder_offload = _flag("Inference: text encoders on the CPU")
     train_text_encoder = _flag(
         "Train the text encoders too (full: their weights; LoRA: adapters on their attention)"
@@ -448,6 +453,19 @@ class WorkloadImageSerializer(serializers.Serializer):
         allow_null=True,
         help_text="Training: text-encoder outputs precomputed, encoders not loaded (kohya "
         "--cache_text_encoder_outputs); default: as cache_latents",
+    )
+    lora_module = _choice(
+        IMAGE_LORA_MODULES,
+        "Diffusion LoRA training: the adapter module. peft (default): peft's LoRA Linear (diffusers, SimpleTuner "
+        "scripts), 4 forward + 6 backward kernels a layer, all-linear on nn.Linear only (not SD 1.x's 1x1 "
+        "proj_in/proj_out convolutions); kohya: kohya-ss sd-scripts networks.lora LoRAModule, 5 + 7 kernels, "
+        "all-linear on every Linear and 1x1 Conv2d of the UNet's Transformer2DModels",
+    )
+    adafactor_scale_parameter = _flag(
+        "optimizer adafactor on an adapter run: transformers' Adafactor with scale_parameter=True (its "
+        "constructor's default; kohya's when --optimizer_args does not name it): 2 more ops and a host sync a "
+        "tensor. Default false: scale_parameter=False relative_step=False, as HF Trainer's optim adafactor and "
+        "kohya's published SDXL presets pass it"
     )
     train_steps = _count("Optimizer steps of the training run")
     epochs = _number("Epochs over image.dataset_images (instead of train_steps)")

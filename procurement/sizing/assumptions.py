@@ -1675,6 +1675,19 @@ OPTIMIZER_OP_HOST_SECONDS = Assumption(
     "Python per kernel. Used for pure-16-bit optimizers that step each tensor in a loop "
     "(image_model.optimizer_host_seconds); not fitted on a training run.",
 )
+HOST_SYNC_SECONDS = Assumption(
+    "host_sync_s",
+    7.1e-6,
+    "s per sync",
+    "What one host-device synchronisation adds to a host-bound loop beyond the op that precedes it: the host "
+    "blocks while the kernel it just queued reaches the GPU, runs and reports back, so the next op's dispatch "
+    "no longer overlaps it. Read from a published measurement of a small kernel's launch plus a blocking "
+    "synchronize, 7.095 us (JuliaGPU/CUDA.jl pull request #896, 2021: `@btime begin abs!($y1, $x1); "
+    "synchronize() end`; 4.7 us spinning). Used for the per-tensor syncs of optimizers that step each tensor "
+    "in a Python loop (image_model.optimizer_host_seconds: bitsandbytes' Optimizer8bit.step, transformers' "
+    "Adafactor under scale_parameter); not fitted on a training run, and a lower end: PyTorch's "
+    "torch.cuda.synchronize adds its own dispatch.",
+)
 DETECTOR_EFFICIENCY = Assumption(
     "detector_efficiency",
     0.314,
@@ -2155,6 +2168,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     HF_GENERATE_KERNEL_HOST_SECONDS,
     VLLM_V0_STEP_HOST_SECONDS,
     OPTIMIZER_OP_HOST_SECONDS,
+    HOST_SYNC_SECONDS,
     DETECTOR_ASSIGNER_BYTES,
     DETECTOR_SCORE_BYTES_PER_CLASS,
     DETECTOR_BOX_DISTRIBUTION_BYTES,

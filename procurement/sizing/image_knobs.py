@@ -43,6 +43,8 @@ IMAGE_KNOB_PATHS = {
     "deterministic": "image.deterministic",
     "loader_workers": "image.loader_workers",
     "source_megapixels": "image.source_megapixels",
+    "lora_module": "image.lora_module",
+    "adafactor_scale_parameter": "image.adafactor_scale_parameter",
 }
 # Flags, with the spec's default: a ticked box posts "true", an unticked one "false" (a hidden input)
 IMAGE_FLAG_DEFAULTS = {
@@ -60,6 +62,7 @@ IMAGE_FLAG_DEFAULTS = {
     "prior_preservation": "false",
     "cache_latents": "false",
     "deterministic": "true",
+    "adafactor_scale_parameter": "false",
 }
 # Choices whose blank or named default the spec fills in itself
 _CHOICE_DEFAULTS = {
@@ -68,6 +71,7 @@ _CHOICE_DEFAULTS = {
     "data_pipeline": "preset",
     "optimizer": "adamw",
     "image_engine": "pytorch",
+    "lora_module": "peft",
 }
 # Knobs whose text is a number (documents._knob_value turns it into one)
 IMAGE_NUMBER_KNOBS = {
@@ -115,6 +119,8 @@ _TRAINING_ONLY = {
     "deterministic",
     "loader_workers",
     "source_megapixels",
+    "lora_module",
+    "adafactor_scale_parameter",
 }
 
 

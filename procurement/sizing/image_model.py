@@ -37,6 +37,7 @@ from procurement.sizing.assumptions import (
     EAGER_KERNEL_HOST_SECONDS,
     FRAGMENTATION_FRACTION,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
+    HOST_SYNC_SECONDS,
     IMAGE_HALF_ROWS,
     IMAGE_HALF_ROWS_REFERENCE_TFLOPS,
     IMAGE_PEAK_EFFICIENCY,
@@ -228,7 +229,19 @@ def text_encoder_mlp_linears(spec, encoder: dict) -> int:
 # (and 1x1 Conv2d) inside it, so under `all-linear` each Transformer2DModel's proj_in and proj_out
 # (channels -> channels; Linear in SDXL, use_linear_projection; 1x1 conv in SD 1.x) besides its blocks'
 # attention and GEGLU linears: SDXL 11 Transformer2DModels x 2 + 70 blocks x 10 = 722 (aud50i's count).
+# peft's `all-linear` adapts nn.Linear only, so under image.lora_module peft the pair counts only where the
+# UNet's config sets use_linear_projection (SDXL base and refiner), not on SD 1.x's 1x1 convolutions (aud50j).
 UNET_PROJ_LINEARS_PER_TRANSFORMER = 2
+
+
+def unet_proj_adapters_per_transformer(spec, denoiser: dict) -> int:
+    """Adapted proj_in / proj_out a UNet Transformer2DModel holds under `all-linear`: both under kohya's
+    LoRAModule (Linear or 1x1 Conv2d), under peft only where they are Linear (use_linear_projection)."""
+    if spec.image.lora_targets != "all-linear":
+        return 0
+    if spec.image.lora_module == "kohya" or denoiser.get("use_linear_projection"):
+        return UNET_PROJ_LINEARS_PER_TRANSFORMER
+    return 0
 
 
 def _network_lora_params(spec) -> float:
@@ -250,8 +263,7 @@ def _network_lora_params(spec) -> float:
             attention = 4 * 2 * c + 2 * c + 2 * (ctx + c) + 2 * c
             mlp = (c + 8 * c) + (4 * c + c) if every else 0
             total += uses * d["transformer_layers"][level] * rank * (attention + mlp)
-            if every:
-                total += uses * UNET_PROJ_LINEARS_PER_TRANSFORMER * rank * 2 * c
+            total += uses * unet_proj_adapters_per_transformer(spec, d) * rank * 2 * c
         return float(total)
     h, r = d["hidden"], d["mlp_ratio"]
     if d["kind"] == "video_dit":  # self q/k/v/o, cross q/o, cross k/v from the caption width (+ MLP)
@@ -268,7 +280,7 @@ def lora_layers(spec) -> float:
     q/k/v/out per stream of a joint block and q/k/v of a single block (+ the MLP's two under `all-linear`),
     a ViT block's q/k/v/o (+ 2), the text encoders' q/k/v/out under `image.train_text_encoder` (+ their MLP's
     under `all-linear`, text_encoder_mlp_linears); a UNet's Transformer2DModel proj_in / proj_out under
-    `all-linear` (UNET_PROJ_LINEARS_PER_TRANSFORMER)."""
+    `all-linear` (unet_proj_adapters_per_transformer: kohya's modules, or peft's where they are Linear)."""
     if not spec.uses_adapters or spec.lora is None:
         return 0.0
     encoders = 0.0
@@ -289,7 +301,7 @@ def lora_layers(spec) -> float:
                 uses += 1
             blocks += uses * d["transformer_layers"][level]
             transformers += uses
-        proj = UNET_PROJ_LINEARS_PER_TRANSFORMER * transformers if mlp else 0.0
+        proj = unet_proj_adapters_per_transformer(spec, d) * transformers
         return encoders + blocks * (8 + mlp) + proj
     if d["kind"] == "video_dit":
         return encoders + float(d["layers"] * (8 + mlp))
@@ -1904,6 +1916,18 @@ def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_
 # out (a lower bound).
 LORA_FORWARD_KERNELS = 4.0
 LORA_BACKWARD_KERNELS = 6.0
+# kohya-ss sd-scripts networks/lora.py LoRAModule.forward (the 2023 layout with LoRAInfModule, find_string id
+# 34561816848; dropout, rank_dropout and module_dropout None by default): org_forward(x), lora_down(x),
+# lora_up(lx), `org_forwarded + lx * self.multiplier * scale`: two scalar multiplies and the add beside the two
+# matmuls, 5 kernels beyond the original Linear's. Backward 7: the two multiplies' gradients (2), lora_up's and
+# lora_down's input and weight gradients (4), the sum of x's two gradients (1) (aud50j's count).
+KOHYA_LORA_FORWARD_KERNELS = 5.0
+KOHYA_LORA_BACKWARD_KERNELS = 7.0
+# (forward, backward) kernels an adapter adds, by image.lora_module
+LORA_MODULE_KERNELS = {
+    "peft": (LORA_FORWARD_KERNELS, LORA_BACKWARD_KERNELS),
+    "kohya": (KOHYA_LORA_FORWARD_KERNELS, KOHYA_LORA_BACKWARD_KERNELS),
+}
 # Tensor ops of one AdamW step on one bf16 tensor in a per-tensor loop with stochastic rounding, counted
 # from SimpleTuner's adamw_bf16 (helpers/training/optimizers/adamw_bfloat16: AdamWBF16.step loops over
 # group["params"] and calls _make_step per tensor): exp_avg.mul_ (1); add_stochastic_ (to fp32, add, then
@@ -1911,18 +1935,36 @@ LORA_BACKWARD_KERNELS = 6.0
 # add_(eps) (2); addcdiv_stochastic_ (to fp32, addcdiv, 4 of copy_stochastic_: 6); p.clone (1);
 # add_stochastic_(p, shift) (6); buffer.sub_ (1) and add_stochastic_(shift, ...) (6) = 31.
 BF16_ADAMW_OPS_PER_TENSOR = 31.0
-# Tensor ops of one transformers Adafactor step on one factored (2-D) tensor, a per-tensor Python loop
-# (huggingface/transformers src/transformers/optimization.py Adafactor.step, stored version 005edacb; kohya
-# sd-scripts' train_util.get_optimizer builds transformers.optimization.Adafactor with relative_step and
-# scale_parameter at their defaults, True), no first moment, no weight decay (the defaults): _rms(p) (norm, div
-# by sqrt(numel): 2); _get_lr's max(eps2, RMS) (a 0-d tensor comparison: 1) and param_scale x rel_step_sz (1);
-# grad**2 + eps1 (2); row and column: mean, mul_, add_ (3 each: 6); _approx_sq_grad: row mean, div, rsqrt_,
-# col rsqrt, torch.mul (5); update.mul_(grad) (1); the clip: _rms(update) (2), / clip_threshold, clamp_,
-# update.div_ (3); update.mul_(lr) (1); p_data_fp32.add_(-update) (neg, add_: 2) = 26. On 16-bit tensors
-# (master_weights_fp32 false) grad.float(), p.float() and p.copy_ add 3 (ADAFACTOR_16BIT_CAST_OPS). Left out:
-# the host sync of max()'s truth test on a CUDA tensor (one a tensor, not sized) and the foreach grad clip.
-ADAFACTOR_OPS_PER_TENSOR = 26.0
+# Tensor ops of one transformers Adafactor step on one factored (2-D) tensor, a per-tensor Python loop, read at
+# transformers 4.30.2 (the release kohya-ss sd-scripts pinned at b99cd2a9; optimization.py Adafactor.step and
+# _get_lr, lines 610-618), no first moment, no weight decay (the defaults), with scale_parameter=False and
+# relative_step=False, as HF Trainer's optim adafactor builds it (trainer.py: optimizer_kwargs.update(
+# {"scale_parameter": False, "relative_step": False})) and kohya's published SDXL presets pass it
+# (--optimizer_args scale_parameter=False relative_step=False: sd-scripts issues #827, #834, #661): _rms(p)
+# (norm, div by sqrt(numel): 2; step() computes state["RMS"] whatever the flags); _get_lr returns the group's lr,
+# a Python float (no op); grad**2 + eps1 (2); row and column: mean, mul_, add_ (3 each: 6); _approx_sq_grad: row
+# mean, div, rsqrt_, col rsqrt, torch.mul (5); update.mul_(grad) (1); the clip: _rms(update) (2), /
+# clip_threshold, clamp_, update.div_ (3); update.mul_(lr) (1); p_data_fp32.add_(-update) (neg, add_: 2) = 24.
+# scale_parameter=True (transformers' constructor default; kohya's when the args do not name it:
+# image.adafactor_scale_parameter) adds ADAFACTOR_SCALE_PARAMETER_OPS, max(eps2, RMS) (a 0-d CUDA tensor
+# compared with a float: 1) and param_scale x rel_step_sz (1), and the host sync of that comparison's truth test
+# (bool() of a CUDA tensor), one a tensor at HOST_SYNC_SECONDS; relative_step alone changes only Python float
+# arithmetic (min, math.sqrt of the step count). On 16-bit tensors (master_weights_fp32 false) grad.float(),
+# p.float() and p.copy_ add 3 (ADAFACTOR_16BIT_CAST_OPS). Left out: the foreach grad clip.
+ADAFACTOR_OPS_PER_TENSOR = 24.0
+ADAFACTOR_SCALE_PARAMETER_OPS = 2.0
 ADAFACTOR_16BIT_CAST_OPS = 3.0
+# bitsandbytes' 8-bit AdamW (adamw_8bit, paged_adamw_8bit: kohya's --optimizer_type AdamW8bit / --use_8bit_adam,
+# diffusers' --use_8bit_adam) steps each tensor in a Python loop and synchronises after each: bitsandbytes/optim/
+# optimizer.py Optimizer8bit.step (find_string id 534774826, the 0.44+ layout; the per-tensor
+# torch.cuda.synchronize() came with the paged optimizers, 0.39.0, and is absent from the early layout, id
+# 42941902877) calls update_step then torch.cuda.synchronize() for every parameter with a gradient.
+# Optimizer2State.update_step launches one kernel a tensor (percentile_clipping 100 and max_unorm 0, the
+# defaults): F.optimizer_update_8bit_blockwise (block_wise True, the default), or F.optimizer_update_32bit for a
+# tensor under min_8bit_size (4,096); p.data.contiguous() and p.grad.contiguous() copy nothing on contiguous
+# tensors. So 1 op and 1 sync a tensor; update_step's Python (get_config's dict, ctypes pointers) is left out.
+BNB_8BIT_OPS_PER_TENSOR = 1.0
+BNB_8BIT_SYNCS_PER_TENSOR = 1.0
 
 
 # Kernels one eager CLIP text-encoder layer launches in a forward, counted from transformers 4.30.2 (the
@@ -1950,30 +1992,43 @@ def trained_text_encoder_forward_kernels(spec) -> float:
 
 
 def lora_training_kernels(spec) -> float:
-    """Kernels the adapters add to an eager training step: lora_layers x (LORA_FORWARD_KERNELS, twice
-    under full recomputation, + LORA_BACKWARD_KERNELS). 0 without adapters."""
+    """Kernels the adapters add to an eager training step: lora_layers x (the module's forward kernels,
+    twice under full recomputation, + its backward kernels): peft's LORA_FORWARD_KERNELS +
+    LORA_BACKWARD_KERNELS, kohya's KOHYA_LORA_* (image.lora_module). 0 without adapters."""
     replays = 2.0 if spec.gradient_checkpointing == "full" else 1.0
-    return lora_layers(spec) * (LORA_FORWARD_KERNELS * replays + LORA_BACKWARD_KERNELS)
+    forward, backward = LORA_MODULE_KERNELS[spec.image.lora_module]
+    return lora_layers(spec) * (forward * replays + backward)
 
 
 def optimizer_host_seconds(spec) -> float:
-    """Host time of the optimizer step of an adapter training run stepping each tensor in a Python loop:
-    pure-16-bit training (master_weights_fp32 false) with adamw, the pure-bf16 trainers' per-tensor
-    AdamW (SimpleTuner's adamw_bf16): 2 tensors an adapted layer x BF16_ADAMW_OPS_PER_TENSOR x
-    OPTIMIZER_OP_HOST_SECONDS. 0 otherwise: torch.optim.AdamW on fp32 adapters defaults to its foreach
-    implementation on CUDA (torch/optim/optimizer.py _default_to_fused_or_foreach), a few multi-tensor
-    kernels for all the adapters; full training's step is not counted here either. transformers'
-    Adafactor (kohya sd-scripts' optimizer_type Adafactor) steps every tensor in a Python loop whatever the
-    dtype: 2 tensors an adapted layer x ADAFACTOR_OPS_PER_TENSOR (+ ADAFACTOR_16BIT_CAST_OPS on 16-bit
-    adapters) x OPTIMIZER_OP_HOST_SECONDS."""
+    """Host time of the optimizer step of an adapter training run stepping each tensor in a Python loop
+    (2 tensors an adapted layer), at OPTIMIZER_OP_HOST_SECONDS an op and HOST_SYNC_SECONDS a sync:
+    pure-16-bit training (master_weights_fp32 false) with adamw, the pure-bf16 trainers' per-tensor AdamW
+    (SimpleTuner's adamw_bf16), BF16_ADAMW_OPS_PER_TENSOR; transformers' Adafactor (kohya sd-scripts'
+    optimizer_type Adafactor) whatever the dtype, ADAFACTOR_OPS_PER_TENSOR (+ ADAFACTOR_16BIT_CAST_OPS on
+    16-bit adapters; + ADAFACTOR_SCALE_PARAMETER_OPS and a sync under image.adafactor_scale_parameter);
+    bitsandbytes' 8-bit AdamWs whatever the dtype, BNB_8BIT_OPS_PER_TENSOR and BNB_8BIT_SYNCS_PER_TENSOR.
+    0 otherwise: torch.optim.AdamW on fp32 adapters defaults to its foreach implementation on CUDA
+    (torch/optim/optimizer.py _default_to_fused_or_foreach), a few multi-tensor kernels for all the
+    adapters; full training's step is not counted here either."""
     if not spec.uses_adapters:
         return 0.0
+    tensors = 2.0 * lora_layers(spec)
+    ops, syncs = _optimizer_ops_and_syncs_per_tensor(spec)
+    return tensors * (ops * OPTIMIZER_OP_HOST_SECONDS.value + syncs * HOST_SYNC_SECONDS.value)
+
+
+def _optimizer_ops_and_syncs_per_tensor(spec) -> tuple[float, float]:
     if spec.optimizer == "adafactor":
         ops = ADAFACTOR_OPS_PER_TENSOR + (0.0 if spec.master_weights_fp32 else ADAFACTOR_16BIT_CAST_OPS)
-        return 2.0 * lora_layers(spec) * ops * OPTIMIZER_OP_HOST_SECONDS.value
+        if spec.image.adafactor_scale_parameter:
+            return ops + ADAFACTOR_SCALE_PARAMETER_OPS, 1.0
+        return ops, 0.0
+    if spec.optimizer in ("adamw_8bit", "paged_adamw_8bit"):
+        return BNB_8BIT_OPS_PER_TENSOR, BNB_8BIT_SYNCS_PER_TENSOR
     if spec.master_weights_fp32 or spec.optimizer != "adamw":
-        return 0.0
-    return 2.0 * lora_layers(spec) * BF16_ADAMW_OPS_PER_TENSOR * OPTIMIZER_OP_HOST_SECONDS.value
+        return 0.0, 0.0
+    return BF16_ADAMW_OPS_PER_TENSOR, 0.0
 
 
 def attention_flops_per_image(spec) -> float:

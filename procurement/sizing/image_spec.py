@@ -10,6 +10,11 @@ GUIDANCE = ("preset", "cfg", "distilled", "none")
 # "predecoded" = no CPU decode at all (cached latents, pre-decoded tensors, GPU-side DALI/FFCV, synthetic input)
 DATA_PIPELINES = ("preset", "mosaic", "crop", "predecoded")
 IMAGE_LORA_TARGETS = ("attention", "all-linear")
+# The module an image LoRA's adapters are (image.lora_module; image_model.lora_training_kernels, lora_layers):
+# "peft" = peft's tuners/lora Linear, as diffusers' and SimpleTuner's training scripts attach them (all-linear
+# takes nn.Linear only); "kohya" = kohya-ss sd-scripts networks/lora.py LoRAModule (all-linear adapts every
+# Linear and 1x1 Conv2d inside the UNet's Transformer2DModels, and launches more kernels a module)
+IMAGE_LORA_MODULES = ("peft", "kohya")
 # The software stack a diffusion generation runs on (image_model.runtime_rate, assumptions.py
 # pytorch_2_0_narrow_unet_rate): "optimized" = a current diffusers/PyTorch, the stack of the runs the engine's
 # UNet rates were fitted on (fal's torch 2.1 A100 runs, diffusers/benchmarks' 2024 L40S run); "pytorch-2.0" =
@@ -63,6 +68,12 @@ class ImageSpec:
     # cache_latents
     cache_text_embeddings: bool | None = None
     lora_targets: str = "attention"
+    lora_module: str = "peft"  # IMAGE_LORA_MODULES: the training stack's adapter module
+    # optimizer adafactor: transformers' Adafactor with scale_parameter=True (its constructor's default; kohya
+    # sd-scripts' when --optimizer_args does not name it): the step scales the lr by max(eps2, RMS), two more
+    # ops and a host sync a tensor. False: scale_parameter=False relative_step=False, as HF Trainer's
+    # optim adafactor and kohya's published SDXL presets pass it
+    adafactor_scale_parameter: bool = False
     train_steps: int | None = None
     epochs: float | None = None
     dataset_images: int | None = None

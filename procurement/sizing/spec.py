@@ -22,6 +22,7 @@ from procurement.sizing.image_spec import (
     FASTERTRANSFORMER_VERSIONS,
     GUIDANCE,
     IMAGE_ENGINES,
+    IMAGE_LORA_MODULES,
     IMAGE_LORA_TARGETS,
     IMAGE_RUNTIMES,
     TF32_BY_DEFAULT_ENGINES,
@@ -1352,6 +1353,8 @@ _IMAGE_KEYS = {
     "tf32_matmul",
     "cache_text_embeddings",
     "unfused_lora_rank",
+    "lora_module",
+    "adafactor_scale_parameter",
     *_IMAGE_BOOLS,
 }
 
@@ -1386,6 +1389,10 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
         steps=reader.integer(data, "steps", "image.steps", None),
         guidance=reader.choice(data, "guidance", "image.guidance", "preset", GUIDANCE),
         lora_targets=targets,
+        lora_module=reader.choice(data, "lora_module", "image.lora_module", "peft", IMAGE_LORA_MODULES),
+        adafactor_scale_parameter=reader.boolean(
+            data, "adafactor_scale_parameter", "image.adafactor_scale_parameter", False
+        ),
         train_steps=reader.integer(data, "train_steps", "image.train_steps", None),
         epochs=reader.number(data, "epochs", "image.epochs", None, minimum=0),
         dataset_images=reader.integer(data, "dataset_images", "image.dataset_images", None),
@@ -1486,11 +1493,20 @@ def _check_loader_fields(reader: _Reader, spec, arch: ImageArchitecture) -> None
 _INFERENCE_ONLY_IMAGE = {
     "steps": "a generation's denoising steps; a training run counts image.train_steps or image.epochs",
     "guidance": "a generation's guidance; a training step runs the denoiser once a sample",
-    "vae_tiling": "tiles a generation's VAE decode; training decodes no image (latents in, noise out)",
-    "vae_slicing": "slices a generation's VAE decode; training decodes no image (latents in, noise out)",
     "text_encoder_offload": "offloads a generation's text encoders; for training cache their outputs "
     "(image.cache_text_embeddings)",
     "images": "a generation job's images; a training run counts image.train_steps or image.epochs",
+}
+# image fields that act in training too but whose training effect the engine does not size (the reason in the
+# error). diffusers' enable_tiling / enable_slicing tile and slice the VAE's encode as well as its decode, and a
+# training run encodes its images (latent caching, or every step without image.cache_latents): SimpleTuner sets
+# vae_enable_tiling for its latent cache, whose 2048 px encode ran out of memory without it (aud50j). Training
+# memory carries no VAE-encode activation peak, so the flag could change nothing: refused with that reason
+_UNSIZED_IN_TRAINING_IMAGE = {
+    "vae_tiling": "tiles the VAE's encode as well as a generation's decode (diffusers enable_tiling), but "
+    "the training encode's peak is not sized (training memory carries no VAE-encode activations)",
+    "vae_slicing": "slices the VAE's encode as well as a generation's decode (diffusers enable_slicing), but "
+    "the training encode's peak is not sized (training memory carries no VAE-encode activations)",
 }
 # image fields that act in training only
 _TRAINING_ONLY_IMAGE = {
@@ -1530,6 +1546,9 @@ def _check_task_fields(reader: _Reader, spec, arch: ImageArchitecture) -> None:
     )
     for key, why in _stated_image_fields(spec, wrong):
         reader.error(f"image.{key}", f"{why}: it acts in {other} only, not in {spec.task}: leave it out")
+    if spec.is_training:
+        for key, why in _stated_image_fields(spec, _UNSIZED_IN_TRAINING_IMAGE):
+            reader.error(f"image.{key}", f"{why}, so in {spec.task} it could change nothing: leave it out")
     if spec.is_training and spec.image.quantize_text_encoders:
         _check_training_text_encoder_quantization(reader, spec, arch)
     elif spec.image.quantize_text_encoders and not image_model.quantizes_text_encoders(spec):
@@ -1537,6 +1556,22 @@ def _check_task_fields(reader: _Reader, spec, arch: ImageArchitecture) -> None:
             "image.quantize_text_encoders",
             "quantizes the text encoders with the denoiser: state weight_quantization or an 8/4-bit "
             "precision (it has no effect without one)",
+        )
+
+
+def _check_training_stack_fields(reader: _Reader, spec, arch: ImageArchitecture) -> None:
+    """image.lora_module names the adapters of a diffusion LoRA run; image.adafactor_scale_parameter the
+    Adafactor of an adapter run (image_model.optimizer_host_seconds prices both; elsewhere they change nothing)."""
+    if spec.image.lora_module != "peft" and not (spec.uses_adapters and arch.is_diffusion):
+        reader.error(
+            "image.lora_module",
+            f"names a diffusion LoRA run's adapter modules; {arch.slug} {spec.task} has none: leave it out",
+        )
+    if spec.image.adafactor_scale_parameter and not (spec.optimizer == "adafactor" and spec.uses_adapters):
+        reader.error(
+            "image.adafactor_scale_parameter",
+            f"sets transformers' Adafactor's scale_parameter, priced on an adapter run's per-tensor step; "
+            f"optimizer {spec.optimizer}, task {spec.task}: leave it out",
         )
 
 
@@ -2118,6 +2153,7 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         )
     _check_loader_fields(reader, spec, arch)
     _check_task_fields(reader, spec, arch)
+    _check_training_stack_fields(reader, spec, arch)
     if spec.image.unfused_lora_rank is not None and (spec.is_training or not image_model.is_unet(spec)):
         reader.error(
             "image.unfused_lora_rank",

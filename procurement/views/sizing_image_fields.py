@@ -184,6 +184,20 @@ IMAGE_KNOB_LABELS = {
         "Ultralytics' deterministic mode (on by default) fills every new tensor before use on PyTorch 2.1 "
         "or later; untick it when the run turns it off or uses an older PyTorch.",
     ),
+    "lora_module": (
+        "LoRA module",
+        "diffusion LoRA training",
+        "The trainer's adapter layers: peft (diffusers and SimpleTuner scripts) or kohya's sd-scripts "
+        "networks.lora, which launches more kernels a layer and, under all-linear, adapts SD 1.x's 1x1 "
+        "proj_in/proj_out convolutions too.",
+    ),
+    "adafactor_scale_parameter": (
+        "Adafactor scale_parameter",
+        "Adafactor on a LoRA run",
+        "Tick when the run builds Adafactor with scale_parameter on (transformers' default, or kohya's "
+        "Adafactor without --optimizer_args): two more ops and a host sync a tensor. Unticked: "
+        "scale_parameter and relative_step off, as HF Trainer and kohya's SDXL presets set them.",
+    ),
 }
 # Select knobs: (value, words) for each option; the first is the spec's default
 IMAGE_KNOB_OPTIONS = {
@@ -222,6 +236,10 @@ IMAGE_KNOB_OPTIONS = {
         ("", "As for latents"),
         ("true", "Yes: encoders not loaded"),
         ("false", "No: encoders run every step"),
+    ),
+    "lora_module": (
+        ("peft", "peft (diffusers, SimpleTuner)"),
+        ("kohya", "kohya sd-scripts networks.lora"),
     ),
     "data_pipeline": (
         ("preset", "The preset's"),
