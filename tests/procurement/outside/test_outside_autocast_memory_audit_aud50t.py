@@ -1,0 +1,267 @@
+"""aud50t (stop 50, outside audit of fix50s, issue 29): memory under `image.autocast` judged on cases the author did
+not use. Target for image work: 15% on memory.
+
+Sources (grepped tests/ for each source and figure first: no test reads the Quadro RTX 8000 rows, the c6598a5 CSV,
+nor the per-batch on-minus-off of [LAMBDA-AC]):
+  [Q8000] LambdaLabsML/lambda-diffusers @cc81843 (2022-10-03) benchmark.csv, the Quadro RTX 8000 'half' rows
+      (device, precision, backend, n_samples, latency s, memory GB), verbatim:
+        Quadro RTX 8000,half,pytorch,1,5.93,4.52     Quadro RTX 8000,half,pytorch,2,10.92,7.02
+        Quadro RTX 8000,half,pytorch,4,21.24,12.39   Quadro RTX 8000,half,pytorch,8,40.52,20.98
+        Quadro RTX 8000,half,pytorch,16,80.31,38.18
+      Same rows at 0c9fbc7 and later. Script scripts/benchmark.py @2469d61 (cc81843 = 2469d61 + readme): diffusers
+      0.3.0 (requirements.txt), `revision="fp16"`, `torch_dtype=torch.float16`, every half call inside
+      `autocast("cuda")`, `torch.cuda.empty_cache()` then one call then `round(torch.cuda.memory_reserved() / 1e9, 2)`.
+      The same script and software as [LAMBDA-22-MEM]; the card is Turing (sm75), not in pricing/data/gpu_specs.csv,
+      so it was never sized (test_outside_diffusers03_audit_stop48.py: 'Not sizable'). The product's memory does
+      not depend on the card (asserted below: T4, A6000 and 3090 give the same GB), so it is compared as sized.
+  [CSV-HIST] the same file's history (git log -p benchmark.csv): c6598a5 (2022-10-02, the script before 2469d61 added
+      `revision="fp16"`) holds  RTX A6000 half 1: 5.5 GB, A100 80GB PCIe half 1: 5.48, RTX 3090 half 1: 5.47,
+      Quadro RTX 8000 half 1: 4.5, half 2: 8.8, and the A6000 / A100 / 3090 rows at 2 / 4 / 8 images that
+      [LAMBDA-22-MEM] still reads today (A6000 8.79 / 15.34 / 28.51, A100 8.77 / 15.34 / 28.47, 3090 8.75 / 15.36).
+      cc81843 rewrote only the 1-image memory of those cards (5.5 -> 4.53, 5.48 -> 4.55, 5.47 -> 4.54, latency
+      unchanged), added A6000 16 (46.11) and A100 28 (78.78), and replaced the Quadro rows (2 images 8.8 -> 7.02).
+  [D042] huggingface/diffusers v0.4.2 src/diffusers/models/attention.py CrossAttention._attention lines 278-281
+      (mirror): `attention_scores = torch.matmul(query, key.transpose(-1, -2)) * self.scale`,
+      `attention_probs = attention_scores.softmax(dim=-1)`, `hidden_states = torch.matmul(attention_probs, value)`.
+      v0.3.0 lines 278-282: `attn_slice = einsum(...) * self.scale`, `attn_slice = attn_slice.softmax(dim=-1)`
+      (the name is rebound: the 16-bit scores die when softmax returns), `einsum(attn_slice, value)`.
+  [C10-CCA] c10/cuda/CUDACachingAllocator.cpp (upstream layout; stored copy find_string id 14916183002):
+      get_allocation_size rounds a request >= kMinLargeAlloc (10 MB) up to 2 MB and cudaMallocs a segment of that
+      size; get_free_block is best fit (lower_bound); blocks merge only with their prev/next in one segment;
+      should_split in the large pool when the remainder > 1 MB.
+  [LAMBDA-AC] LambdaLabsML/lambda-diffusers PR #11 (head bb72fa67, diffusers 0.4.2 requirements), RTX A6000 'half'
+      memory GB reserved, autocast True 4.52 / 8.74 / 11.4, False 3.38 / 4.92 / 8.82 at 1 / 2 / 4 images (the
+      figures fix50s used for the slope only; here the per-batch on-minus-off).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from procurement.api.spec_schemas import WorkloadImageSerializer
+from procurement.sizing import image_model
+from procurement.sizing.spec import parse_workload_spec
+from procurement.views.sizing_image_fields import image_form_fields
+from tests.procurement.outside.test_outside_autocast_memory_fix50s import (
+    LAMBDA_AC_MEMORY,
+    LARGEST_SCORES,
+    _candidate,
+    _reserved_gb,
+    _spec,
+)
+
+MEMORY = 0.15
+# [Q8000] n_samples -> GB reserved
+Q8000 = {1: 4.52, 2: 7.02, 4: 12.39, 8: 20.98, 16: 38.18}
+# the product's allocator allowances on activations (fix50s's test: 0.547 live -> 0.617 reserved an image)
+RESERVE = 0.617 / 0.547
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 1. Held-out rows: the same 0.3.0 script under autocast on a Turing card.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_the_products_memory_does_not_depend_on_the_card(bundled_catalog, tmp_path):
+    """Why [Q8000] can be compared though the card is not in the catalog: a Turing T4, an Ampere A6000 and a 3090
+    size the same GB at 1 and 4 images, autocast on."""
+    for batch in (1, 4):
+        figures = {gpu: _reserved_gb(tmp_path, gpu, _spec(batch)) for gpu in ("t4", "rtx-a6000", "rtx-3090")}
+        assert max(figures.values()) - min(figures.values()) < 1e-6
+
+
+@pytest.mark.parametrize(
+    ("batch", "ours_before", "ours_after", "expected_before", "expected_after"),
+    [
+        pytest.param(1, 4.242, 4.859, 0.066, -0.070, id="b1"),
+        pytest.param(2, 6.245, 7.478, 0.124, -0.061, id="b2"),
+        pytest.param(4, 10.251, 12.716, 0.209, -0.026, id="b4"),
+        pytest.param(8, 18.262, 23.194, 0.149, -0.095, id="b8"),
+        pytest.param(16, 34.286, 44.148, 0.114, -0.135, id="b16"),
+    ],
+)
+def test_quadro_rtx_8000_autocast_rows_held_out(
+    bundled_catalog, tmp_path, batch, ours_before, ours_after, expected_before, expected_after
+):
+    """[Q8000], published / ours - 1. Before fix50s (autocast added nothing to memory: the autocast False figure)
+    the 4-image row missed (+20.9%); after, all five land (-2.6% to -13.5%), the 16-image row near the bar. Sized on
+    the A6000 (48 GB, as the RTX 8000)."""
+    before = _reserved_gb(tmp_path, "rtx-a6000", _spec(batch, autocast=False))
+    after = _reserved_gb(tmp_path, "rtx-a6000", _spec(batch))
+    assert (before, after) == pytest.approx((ours_before, ours_after), abs=0.002)
+    assert Q8000[batch] / before - 1.0 == pytest.approx(expected_before, abs=0.005)
+    assert Q8000[batch] / after - 1.0 == pytest.approx(expected_after, abs=0.005)
+    assert abs(Q8000[batch] / after - 1.0) <= MEMORY
+
+
+def test_quadro_per_image_slope_lands_with_or_without_the_term(bundled_catalog, tmp_path):
+    """[Q8000] 1 -> 16 images: (38.18 - 4.52) / 15 = 2.244 GB an image. Ours 2.619 after fix50s (-14.3%), 2.003
+    before (+12.0%): on this card the slope does not need the +0.617 GB an image; it does not tell the term is right."""
+    published = (Q8000[16] - Q8000[1]) / 15
+    after = (
+        _reserved_gb(tmp_path, "rtx-a6000", _spec(16)) - _reserved_gb(tmp_path, "rtx-a6000", _spec(1))
+    ) / 15
+    plain = [_reserved_gb(tmp_path, "rtx-a6000", _spec(b, autocast=False)) for b in (1, 16)]
+    before = (plain[1] - plain[0]) / 15
+    assert published == pytest.approx(2.244, abs=0.001)
+    assert published / after - 1.0 == pytest.approx(-0.143, abs=0.005)
+    assert published / before - 1.0 == pytest.approx(0.120, abs=0.005)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="UNEXPLAINED (aud50t): AUTOCAST_MEMORY_WARNING says 2022 diffusers 0.3.0 runs under autocast 'reserved up "
+    "to about a quarter more than this figure at 4 to 8 images a call'; the held-out [Q8000] rows (same script, same "
+    "diffusers 0.3.0, autocast) at 4 / 8 images reserved 12.39 / 20.98 GB against ours 12.716 / 23.194 (-2.6% / "
+    "-9.5%: less, not more), and at 16 images the same script reserved 46.11 on the A6000 and 38.18 on the RTX 8000 "
+    "(+20.8% on Ampere). The gap the warning describes is card- and script-dependent (see the provenance test), not "
+    "autocast's uncounted fp32 tensors, which a Turing run has too. Lead: reword the warning to what is measured.",
+)
+def test_the_warning_claims_more_reserved_at_4_to_8_images(bundled_catalog, tmp_path):
+    warning = image_model.AUTOCAST_MEMORY_WARNING
+    assert "a quarter more" in warning and "4 to 8 images" in warning
+    for batch in (4, 8):
+        assert Q8000[batch] > _reserved_gb(tmp_path, "rtx-a6000", _spec(batch))
+
+
+def test_provenance_the_rows_left_unexplained_ran_the_earlier_script():
+    """[CSV-HIST]. The three [LAMBDA-22-MEM] rows fix50s leaves as strict xfails (A6000 4, A100 8, 3090 4 images)
+    were measured by the c6598a5 script (no `revision="fp16"`), whose 1-image rows read 0.93-0.97 GB above the
+    2469d61 script's re-measurement on the same cards; the two rows fix50s calls FIXED (A6000 16, A100 28) and the
+    [Q8000] rows came from the 2469d61 script. On one card (RTX 8000) the old script's 2-image row is 1.78 GB
+    (+25.4%) above the new one, and under the old script the Turing and Ampere 2-image rows agree to 0.01 GB (8.8 vs
+    8.79): the FIXED / UNEXPLAINED split follows the script, not the batch size. Not a cause sized from code (why
+    the fp32 'main' checkpoint with torch_dtype fp16 reserved more on diffusers 0.3.0 was not read): a lead. Nor a
+    constant load offset: the old script's RTX 8000 1-image row read 4.5, as the new one (4.52)."""
+    old_b1 = {"rtx-a6000": 5.5, "a100-pcie-80gb": 5.48, "rtx-3090": 5.47}
+    new_b1 = {"rtx-a6000": 4.53, "a100-pcie-80gb": 4.55, "rtx-3090": 4.54}
+    shifts = [old_b1[g] - new_b1[g] for g in old_b1]
+    assert shifts == pytest.approx([0.97, 0.93, 0.93], abs=0.001)
+    quadro_old_b2, quadro_new_b2, a6000_old_b2 = 8.8, Q8000[2], 8.79
+    assert quadro_old_b2 / quadro_new_b2 - 1.0 == pytest.approx(0.254, abs=0.001)
+    assert abs(quadro_old_b2 - a6000_old_b2) <= 0.011
+    assert abs(4.5 - Q8000[1]) <= 0.02
+    # the same-script 16-image rows on two architectures
+    assert 46.11 / Q8000[16] - 1.0 == pytest.approx(0.208, abs=0.001)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 2. The mechanism: what the code at the run's version holds, and what the term adds.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_the_codes_on_minus_off_is_4_bytes_a_score_element_not_2():
+    """[D042] + [C10-CCA], reserved blocks at the largest score size s (2 B an element), first call after
+    empty_cache. Off: matmul -> A (s); `* scale` -> B (s); A freed; softmax's 16-bit output takes A (best fit): 2 s.
+    On: A, B, A freed; softmax (fp32_set_opt_dtype) writes 2 s of fp32, which A cannot hold (no merge across
+    segments) -> a new segment; the matmul's cached_cast fp16 copy takes A: 4 s. On minus off: 2 s = 4 B a score
+    element (1.094 GB an image live for SD 1.5 512 px with CFG). fix50s's +2 B is the code's 8 B 'on' minus the
+    product's 3-tensor allowance (6 B), not minus the code's 'off' (4 B), which its own diagnostic test concedes
+    ('0.4.2's matmul * scale then softmax may reserve two'). So the term is not an increment counted from code."""
+    off_blocks, on_blocks = 2 * 2, 2 + 2 + 4
+    assert on_blocks - off_blocks == 4
+    assert (
+        image_model.AUTOCAST_PEAK_SCORE_EXTRA_BYTES
+        == on_blocks - 2 * image_model.EAGER_INFERENCE_SCORE_TENSORS
+    )
+    code_increment = (on_blocks - off_blocks) * LARGEST_SCORES * 2 / 1e9
+    assert code_increment == pytest.approx(1.094, abs=0.001)
+    # [LAMBDA-AC] measured on-minus-off slope, 1 -> 4 images: 0.480 GB an image, the code's count is 2.3x it
+    measured = (11.4 - 4.52) / 3 - (8.82 - 3.38) / 3
+    assert code_increment / measured == pytest.approx(2.28, abs=0.01)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="UNEXPLAINED (aud50t): [LAMBDA-AC] on-minus-off growth, 1 -> 4 images, published 0.480 GB an image "
+    "reserved, ours (the product's answer, reserved) 0.617 (-22.2%, outside 15%). fix50s asserts this figure but "
+    "scores its held-out check on the live 0.547 (-12.2%), a figure the product does not answer. Lead: the "
+    "measured per-batch on-minus-off is not linear (1.14 / 3.82 / 2.58 GB at 1 / 2 / 4 images), so one slope "
+    "from three single-run rows cannot check a per-image term.",
+)
+def test_the_products_reserved_on_minus_off_growth_against_lambda_ac(bundled_catalog, tmp_path):
+    measured = (11.4 - 4.52) / 3 - (8.82 - 3.38) / 3
+    growth = []
+    for autocast in (True, False):
+        ends = [_reserved_gb(tmp_path, "rtx-a6000", _spec(b, autocast)) for b in (1, 4)]
+        growth.append((ends[1] - ends[0]) / 3)
+    ours = growth[0] - growth[1]
+    assert ours == pytest.approx(0.617, abs=0.002)
+    assert abs(measured / ours - 1.0) <= MEMORY
+
+
+@pytest.mark.parametrize(
+    ("batch", "published", "ours_gb", "expected"),
+    [
+        pytest.param(4, 11.4 - 8.82, 2.465, 0.047, id="b4"),
+        pytest.param(
+            1,
+            4.52 - 3.38,
+            0.617,
+            0.848,
+            id="b1",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="UNEXPLAINED (aud50t): [LAMBDA-AC] A6000, 1 image, autocast on minus off: published 1.14 GB "
+                "reserved, ours 0.617 (+84.8%). The code's 4 B a score element through the product's allowances "
+                "(1.23 GB) would land it (-7.6%) but overshoots the 4-image difference twofold (4.94 vs 2.58): no "
+                "one per-score count fits both; the off run's peak may sit elsewhere (the 0.4.2 VAE decode) at 4 "
+                "images. Lead: an allocator replay of 0.4.2's call on and off.",
+            ),
+        ),
+    ],
+)
+def test_lambda_ac_on_minus_off_at_a_fixed_batch(
+    bundled_catalog, tmp_path, batch, published, ours_gb, expected
+):
+    """[LAMBDA-AC] on minus off at one batch (the same run's two rows, no slope across runs)."""
+    ours = _reserved_gb(tmp_path, "rtx-a6000", _spec(batch)) - _reserved_gb(
+        tmp_path, "rtx-a6000", _spec(batch, autocast=False)
+    )
+    assert ours == pytest.approx(ours_gb, abs=0.002)
+    assert published / ours - 1.0 == pytest.approx(expected, abs=0.005)
+    assert abs(published / ours - 1.0) <= MEMORY
+
+
+def test_the_code_count_through_the_allowances_at_1_and_4_images():
+    """The arithmetic behind the b1 reason: 4 B x 136.74 M x 2 samples = 1.094 GB an image live, x 1.128 (the
+    product's own live -> reserved ratio on this term, 0.617 / 0.547) = 1.234 GB an image reserved: 1 image -7.6%
+    against the measured 1.14, 4 images (4.94) -47.7% against 2.58."""
+    live = 4 * LARGEST_SCORES * 2 / 1e9
+    reserved = live * RESERVE
+    assert reserved == pytest.approx(1.234, abs=0.002)
+    assert LAMBDA_AC_MEMORY[1][0] - LAMBDA_AC_MEMORY[1][1] == pytest.approx(1.14, abs=0.001)
+    assert (LAMBDA_AC_MEMORY[1][0] - LAMBDA_AC_MEMORY[1][1]) / reserved - 1.0 == pytest.approx(
+        -0.076, abs=0.005
+    )
+    assert (LAMBDA_AC_MEMORY[4][0] - LAMBDA_AC_MEMORY[4][1]) / (4 * reserved) - 1.0 == pytest.approx(
+        -0.477, abs=0.005
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3. Validation, schema, form.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", ["yes", 1])
+def test_a_non_boolean_autocast_names_the_field(bad):
+    spec = _spec(1)
+    spec["image"] = spec["image"] | {"autocast": bad}
+    with pytest.raises(Exception) as error:
+        parse_workload_spec(spec)
+    assert "image.autocast" in str(error.value)
+
+
+def test_fp32_under_autocast_is_refused_naming_the_field():
+    with pytest.raises(Exception) as error:
+        parse_workload_spec(_spec(1, precision="fp32"))
+    assert "image.autocast" in str(error.value) and "float16" in str(error.value)
+
+
+def test_schema_and_form_say_fp16_only_and_the_answer_warns(bundled_catalog, tmp_path):
+    help_text = str(WorkloadImageSerializer().fields["autocast"].help_text)
+    assert "fp16" in help_text and "bf16" in help_text
+    fields = {field["name"]: field for field in image_form_fields({}, {})}
+    assert "fp16" in str(fields["autocast"])
+    assert image_model.AUTOCAST_MEMORY_WARNING in _candidate(tmp_path, "rtx-a6000", _spec(2))["warnings"]
