@@ -1241,8 +1241,8 @@ def inference_throughput(
     concurrency = float(inference.concurrency)
     prompt = float(inference.prompt_tokens)
     # the quantized weights' read rate per row: the stated kernel's where the card runs it (decode_efficiency)
-    efficiency = decode_efficiency(spec, generation, bandwidth_gbps)
-    weight_read, kv_read = decode_read_bytes(spec, concurrency, efficiency)
+    read_efficiency = decode_efficiency(spec, generation, bandwidth_gbps)
+    weight_read, kv_read = decode_read_bytes(spec, concurrency, read_efficiency)
     # the matmul weights a token multiplies: the blocks' and the output layer's (the input embedding is a
     # row lookup)
     n_active = counts.block_matmul_params(spec.model) + counts.output_layer_params(spec.model)
@@ -1306,7 +1306,7 @@ def inference_throughput(
     # established)
     context_fixed_s = CONTEXT_LAYER_FIXED_SECONDS.value * spec.model.num_layers
     # the experts the prompt's tokens route to, not a decode step's (MoE; the same bytes for a dense model)
-    prompt_weight_read, _ = decode_read_bytes(spec, prompt, efficiency)
+    prompt_weight_read, _ = decode_read_bytes(spec, prompt, read_efficiency)
     prefill_s = np.maximum(prefill_compute_s, (prompt_weight_read + kv_read) / read_rate + context_fixed_s)
     prefill_comm_s = serving_allreduce_seconds(
         spec, tp, prompt, link, generation=generation, nvlink=tensor_parallel_nvlink
