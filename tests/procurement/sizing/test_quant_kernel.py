@@ -253,3 +253,38 @@ def test_the_form_states_a_non_default_kernel_only():
     assert spec_from_knobs(form | {"quant_kernel": "exllama"})["inference"]["quant_kernel"] == "exllama"
     vllm = form | {"serving_engine": "vllm_v0", "quant_kernel": "marlin"}
     assert spec_from_knobs(vllm)["inference"]["quant_kernel"] == "marlin"
+
+
+@pytest.mark.django_db
+def test_the_ranking_prices_marlin_per_row(bundled_catalog):
+    """fix50m (aud50m fix 3): the ranking's rows take the rate by card, vectorized over the grid: a T4 / V100 / MI300X
+    row of a marlin spec costs what the unstated spec's does, an A100 row is faster, and the T4 row's reasons say
+    why."""
+    from tests.procurement.outside.test_outside_recommendations_x26b import ranked
+
+    def spec(kernel):
+        inference = {"concurrency": 1, "context_len": 1152, "output_tokens": 128, "engine": "vllm_v0"}
+        if kernel:
+            inference["quant_kernel"] = kernel
+        return {
+            "name": "marlin-rows",
+            "task": "inference",
+            "model": {"preset": "llama-2-13b"},
+            "precision": "fp16",
+            "weight_quantization": "int4",
+            "parallelism": {"gpus": 1},
+            "inference": inference,
+        }
+
+    def tpot(rows):
+        return {r["gpu"]: r["serving"]["time_per_output_token_ms"] for r in rows}
+
+    marlin_rows = ranked(spec("marlin"), top=500)
+    marlin, unstated = tpot(marlin_rows), tpot(ranked(spec(None), top=500))
+    for slug in ("t4", "v100-sxm2-16gb", "mi300x"):
+        if slug in marlin:
+            assert marlin[slug] == pytest.approx(unstated[slug], rel=1e-6), slug
+    assert "t4" in marlin and "a100-sxm4-80gb" in marlin
+    assert marlin["a100-sxm4-80gb"] < unstated["a100-sxm4-80gb"] * 0.95
+    t4 = next(r for r in marlin_rows if r["gpu"] == "t4")
+    assert "vLLM cannot run Marlin" in " ".join(t4["reasons"])
