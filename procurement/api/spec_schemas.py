@@ -373,8 +373,10 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "huggingface/optimum's GPTQ benchmark on Llama-2-13B, A100-SXM4-80GB, AutoGPTQ 0.4.2 / PyTorch 2.0.1 / "
         "transformers 4.32; on the GPU its GEMV runs each stream's row again, 1.2 ps a quantized weight a row, and "
         "from 8 streams it reconstructs fp16 weights for cuBLAS) or marlin (vLLM's gptq_marlin / awq_marlin 4-bit GEMM, "
-        "engines compiled or vllm_v0: the 4-bit weights read at 0.804 of the 16-bit rate, a Marlin bench.py run on "
-        "vllm-project/vllm#2497, batch 1: 3.12x fp16 at 4.125 of 16 bits a weight)",
+        "engines compiled or vllm_v0: the 4-bit weights read at 0.780 of the 16-bit rate on the A100 and later, a "
+        "Marlin bench.py run on vllm-project/vllm#2497, batch 1: 3.12x fp16 at 4.0 of 16 bits a weight; 1.0 on GA102 "
+        "Ampere (A10, 3090, A6000, A40: the Marlin README); the unstated rate where vLLM cannot run Marlin: compute "
+        "capability below 8.0 or not CUDA, e.g. V100, T4, MI300X)",
     )
     attn_implementation = _choice(
         ATTN_IMPLEMENTATIONS,

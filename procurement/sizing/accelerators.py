@@ -219,8 +219,15 @@ def _with_host_floor(spec, why: str, gpu) -> str:
     """The why with the eager PEFT host floor's clause (lora_host.text), which every card states alike, and QLoRA's
     dequantization (qlora_dequant.text, which names where its measured rate was taken off an A100)."""
     from procurement.sizing import lora_host, qlora_dequant, serving_host
+    from procurement.sizing.throughput import marlin_text
 
-    texts = (why, lora_host.text(spec), qlora_dequant.text(spec, gpu.slug), serving_host.text(spec))
+    texts = (
+        why,
+        lora_host.text(spec),
+        qlora_dequant.text(spec, gpu.slug),
+        serving_host.text(spec),
+        marlin_text(spec, gpu),
+    )
     return "; ".join(text for text in texts if text)
 
 

@@ -423,24 +423,50 @@ INT4_DECODE_EFFICIENCY = Assumption(
 )
 # vLLM's Marlin 4-bit GEMM (gptq_marlin; awq_marlin, the same kernel since vLLM 0.5.x converts a Marlin-compatible
 # AWQ checkpoint to it): IST-DASLab/marlin bench.py run by a vLLM reviewer on the Marlin integration PR
-# (vllm-project/vllm#2497, comment 2024-01-24, the 'ideal' shape, group 128): "batch=0001: ... GB/s=1158.601,
-# speedup=3.12" over torch.matmul in fp16 on the same card (the card is not named in the comment). The speedup is
-# the ratio of the two rates times the byte ratio: bench.py counts 4 bits a weight plus an fp16 scale per 128
-# (4.125 bits) against 16, so the int4 bytes move at 3.12 x 4.125 / 16 = 0.804 of the fp16 GEMM's rate. Its
-# batches 1-16 read 3.10-3.20 (0.80-0.83): flat, as decode at small batch is. The Marlin README's 3.87x ("close to
-# ideal", 1.0 here) is for a matrix built to partition ideally on an A10 with ECC off, shown only as a figure; real
-# (smaller) matrices run lower (its text). Not fitted on any Qwen row; held out: QwenLM/Qwen2.5 speed_benchmark.rst
-# vLLM 0.6.3 A100 rows (tests/procurement/outside/test_outside_ranking_audit_stop50b.py, the 72B AWQ TP 2 input 1
-# row -18.8% at 0.617).
+# (vllm-project/vllm#2497, comment 2024-01-24): "batch=0001: s=0.00014, TFLOP/s=004.626, GB/s=1158.601,
+# speedup=3.12" over torch.matmul in fp16 on the same card (the card is not named). The row is bench.py's Llama-13B
+# layer list (5120 x 3 x 5120, 5120 x 5120, 5120 x 2 x 13568, 13568 x 5120: k n = 3.133e8, which the batch-4000 row's
+# TFLOP/s x s / (2 x 4000) gives back) at groupsize -1, run first when ALL=True (IST-DASLab/marlin @ac6988b2
+# bench.py): GB/s / TFLOP/s x 2 = 0.5009 bytes a weight, 4.0 bits (group 128 would be 0.5162). So the 4-bit bytes
+# move at 3.12 x 4 / 16 = 0.780 of the fp16 GEMM's rate; the fp16 GEMM moved 1,483 GB/s there, a card of 1.5 TB/s or
+# more (A100-class; not the A10 / 3090 / A6000, at 600-936 GB/s). Applies on every card Marlin runs on but GA102
+# (MARLIN_INT4_DECODE_EFFICIENCY_GA102): Ada, Hopper and Blackwell included, for which no Marlin figure was found
+# (extrapolated, said in the row: compatibility.check_gpu). Not fitted on any Qwen row; held out: QwenLM/Qwen2.5
+# speed_benchmark.rst vLLM 0.6.3 A100 rows (tests/procurement/outside/test_outside_ranking_audit_stop50b.py, and
+# test_outside_marlin_links_audit_aud50m.py's 32B / 14B / 7B rows).
 MARLIN_INT4_DECODE_EFFICIENCY = Assumption(
     "marlin_int4_decode_bandwidth_efficiency",
-    round(3.12 * 4.125 / 16.0, 3),
+    round(3.12 * 4.0 / 16.0, 3),
     "fraction of the 16-bit achieved bandwidth",
-    "vllm-project/vllm#2497 (Marlin integration), a reviewer's IST-DASLab/marlin bench.py run, batch 1, group 128: "
-    "speedup 3.12 over fp16 torch.matmul on the same card; 4.125 of 16 bits a weight moved, so the 4-bit bytes "
-    "move at 3.12 x 4.125 / 16 = 0.804 of the fp16 rate (card not named in the comment). Applies where "
-    "inference.quant_kernel is marlin (vLLM's gptq_marlin / awq_marlin).",
+    "vllm-project/vllm#2497 (Marlin integration), a reviewer's IST-DASLab/marlin bench.py run, batch 1: bench.py's "
+    "Llama-13B layers at groupsize -1 (4.0 bits a weight, from the row's GB/s over TFLOP/s), speedup 3.12 over fp16 "
+    "torch.matmul on the same card, a >= 1.5 TB/s one (the fp16 GEMM moved 1,483 GB/s): the 4-bit bytes move at "
+    "3.12 x 4 / 16 = 0.780 of the fp16 rate. Applies where inference.quant_kernel is marlin (vLLM's gptq_marlin / "
+    "awq_marlin) on A100-class and later cards (Ada, Hopper, Blackwell: no figure found, the A100-class rate "
+    "assumed); GA102 cards take marlin_int4_decode_bandwidth_efficiency_ga102.",
 )
+# Marlin on GA102 (A10, A10G, RTX 3090, RTX A6000, A40: Ampere below 1 TB/s): the Marlin README's peak figure
+# (IST-DASLab/marlin README @2f6d7c10, assets/peak.png: a large matrix on an A10, group 128) shows "essentially ideal
+# speedups at all batchsizes, enabling the maximum possible 3.87x" (16 / 4.125 bits): the 4.125-bit bytes at the
+# fp16 GEMM's own rate, 1.0. Held out: the README's models.png (batch 16, group 128, real layer shapes) reads 3.40-4.25x
+# on A10 / 3090 / A6000 for Llama-7B .. Falcon-180B, within 11% of 16 / 4.25 x 1.0 = 3.76x
+# (test_outside_marlin_links_audit_aud50m.py). The A100's bars there (2.22-3.64x) are the rate above's card class.
+MARLIN_INT4_DECODE_EFFICIENCY_GA102 = Assumption(
+    "marlin_int4_decode_bandwidth_efficiency_ga102",
+    1.0,
+    "fraction of the 16-bit achieved bandwidth",
+    "IST-DASLab/marlin README (assets/peak.png, A10, group 128): Marlin reaches the ideal 3.87x over fp16 "
+    "(16 / 4.125 bits), the 4-bit bytes at the fp16 rate. Applies to Ampere cards below 1 TB/s (GA102: A10, A10G, "
+    "RTX 3090, RTX A6000, A40) where inference.quant_kernel is marlin.",
+)
+# vLLM runs Marlin only on CUDA cards of compute capability 8.0 or more: AWQMarlinConfig / GPTQMarlinConfig
+# get_min_capability() returns 80 and is_awq_marlin_compatible returns False when not current_platform.is_cuda()
+# (vllm-project/vllm vllm/model_executor/layers/quantization/awq_marlin.py, the same since 0.5.x): a T4, V100 or any
+# ROCm / Gaudi card runs the awq / gptq kernels instead, priced at the unstated int4 rate.
+MARLIN_MIN_GENERATION = 80
+# GA102 against GA100 among the Ampere parts: the catalog's Ampere cards below 1,000 GB/s are GA102 (A10 600, A40 696,
+# A6000 768, 3090 936); every GA100 part runs 1,555 GB/s or more (A100 40 / 80 GB, A800).
+GA102_MAX_BANDWIDTH_GBPS = 1000.0
 # QLoRA on GPTQ int4 (lora46): AutoGPTQ's eager unpacking (qlinear_cuda_old QuantLinear.forward at 128 rows or more:
 # bitwise_right_shift of the expanded packed int32, .to(int8), bitwise_and, weight - zeros, scales * (...): 16.5 bytes
 # a weight, qlora_dequant.py) does not run at the 0.70 that streaming reads reach (its inputs are broadcast, expand /
@@ -2092,6 +2118,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     INT8_DECODE_EFFICIENCY,
     INT4_DECODE_EFFICIENCY,
     MARLIN_INT4_DECODE_EFFICIENCY,
+    MARLIN_INT4_DECODE_EFFICIENCY_GA102,
     GPTQ_EAGER_UNPACK_BANDWIDTH,
     BNB_NF4_UNPACK_BANDWIDTH,
     PREFILL_EFFICIENCY_AMPERE,

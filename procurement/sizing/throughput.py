@@ -55,11 +55,14 @@ from procurement.sizing.assumptions import (
     EXPERT_OVERLAP,
     FABRIC_HOP_LATENCY,
     FP8_PREFILL_SPEEDUP,
+    GA102_MAX_BANDWIDTH_GBPS,
     GRADIENT_BUCKET_BYTES,
     GRADIENT_SYNC_LAST_MICRO_BATCH,
     INT4_DECODE_EFFICIENCY,
     INT8_DECODE_EFFICIENCY,
     MARLIN_INT4_DECODE_EFFICIENCY,
+    MARLIN_INT4_DECODE_EFFICIENCY_GA102,
+    MARLIN_MIN_GENERATION,
     NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
     PCIE_HOP_LATENCY,
@@ -1006,17 +1009,78 @@ DECODE_EFFICIENCY = {
     "nf4": INT4_DECODE_EFFICIENCY.value,
 }
 # (weight format, inference.quant_kernel) -> its own read rate where the kernel states one: vLLM's Marlin 4-bit GEMM
-# (assumptions.MARLIN_INT4_DECODE_EFFICIENCY, vllm-project/vllm#2497's bench.py run)
+# (assumptions.MARLIN_INT4_DECODE_EFFICIENCY, vllm-project/vllm#2497's bench.py run, an A100-class card), by card in
+# decode_efficiency (GA102, and no Marlin below capability 8.0 or off CUDA)
 DECODE_EFFICIENCY_BY_KERNEL = {("int4", "marlin"): MARLIN_INT4_DECODE_EFFICIENCY.value}
 
 
-def decode_efficiency(spec: WorkloadSpec) -> float:
+def decode_efficiency(spec: WorkloadSpec, generation=None, bandwidth_gbps=None):
     """The fraction of the 16-bit read rate a decode step reads ``spec``'s quantized weights at: the stated
-    kernel's (DECODE_EFFICIENCY_BY_KERNEL), else the weight format's (DECODE_EFFICIENCY), 1 for 16-bit weights."""
+    kernel's (DECODE_EFFICIENCY_BY_KERNEL), else the weight format's (DECODE_EFFICIENCY), 1 for 16-bit weights.
+
+    Per row where ``generation`` (NVIDIA generation, 0 for other vendors) is given: Marlin runs only on CUDA cards
+    of capability 8.0 or more (MARLIN_MIN_GENERATION; vLLM falls back to the awq / gptq kernels elsewhere: the
+    unstated rate), and on GA102 Ampere cards (below GA102_MAX_BANDWIDTH_GBPS of ``bandwidth_gbps``) at
+    MARLIN_INT4_DECODE_EFFICIENCY_GA102. Without ``generation``, the A100-class rate (one scalar)."""
     quantization = spec.weight_quantization
     kernel = getattr(spec.inference, "quant_kernel", "unstated")
+    unstated = DECODE_EFFICIENCY.get(quantization, 1.0)
     by_kernel = DECODE_EFFICIENCY_BY_KERNEL.get((quantization, kernel))
-    return by_kernel if by_kernel is not None else DECODE_EFFICIENCY.get(quantization, 1.0)
+    if by_kernel is None:
+        return unstated
+    if generation is None:
+        return by_kernel
+    generation = np.asarray(generation, dtype=float)
+    bandwidth = np.asarray(np.inf if bandwidth_gbps is None else bandwidth_gbps, dtype=float)
+    ga102 = (generation == 80) & (bandwidth < GA102_MAX_BANDWIDTH_GBPS)
+    rate = np.where(ga102, MARLIN_INT4_DECODE_EFFICIENCY_GA102.value, by_kernel)
+    return np.where(generation >= MARLIN_MIN_GENERATION, rate, unstated)
+
+
+def marlin_text(spec: WorkloadSpec, gpu) -> str:
+    """The row's clause for a stated Marlin kernel (inference.quant_kernel marlin): the rate this card reads the
+    4-bit weights at and where it comes from, or that vLLM cannot run Marlin here (decode_efficiency); ""
+    otherwise."""
+    kernel = getattr(spec.inference, "quant_kernel", "unstated")
+    if DECODE_EFFICIENCY_BY_KERNEL.get((spec.weight_quantization, kernel)) is None:
+        return ""
+    generation = gpu.generation or 0
+    rate = float(decode_efficiency(spec, generation, gpu.memory_bandwidth_gbps))
+    if generation < MARLIN_MIN_GENERATION:
+        where = (
+            "ROCm / non-CUDA" if not gpu.is_nvidia else f"compute capability below 8.0 ({gpu.architecture})"
+        )
+        return (
+            f"inference.quant_kernel marlin: vLLM cannot run Marlin on {gpu.slug} ({where}: awq_marlin / "
+            "gptq_marlin get_min_capability() 80, CUDA only) and falls back to the awq / gptq kernels: its int4 "
+            f"weights are priced at the unstated rate, {rate:.3f} of the 16-bit read rate"
+        )
+    if rate == MARLIN_INT4_DECODE_EFFICIENCY_GA102.value:
+        basis = "GA102 Ampere (the Marlin README's A10 peak figure: the ideal 3.87x over fp16)"
+    elif generation == 80:
+        basis = "A100-class (vllm-project/vllm#2497's bench.py row, Llama-13B layers, batch 1)"
+    else:
+        basis = (
+            f"the A100-class figure (vllm-project/vllm#2497), assumed: no published Marlin figure for "
+            f"{gpu.architecture} was found"
+        )
+    return (
+        f"inference.quant_kernel marlin: the 4-bit weights read at {rate:.3f} of the 16-bit rate on {gpu.slug}, "
+        f"{basis}; the 16-bit lm_head at the 16-bit rate"
+    )
+
+
+def sixteen_bit_read_bytes(spec: WorkloadSpec) -> float:
+    """Bytes of the weights a forward reads that stay 16-bit under weight quantization: the output layer (lm_head),
+    norms and biases (bytes_model.weights_bytes), the input table left out (a row lookup). vLLM keeps an AWQ / GPTQ
+    checkpoint's lm_head unquantized (AWQMarlinConfig / GPTQConfig lm_head_quantized False: ParallelLMHead gets
+    UnquantizedEmbeddingMethod, a 16-bit GEMV), so these read at the 16-bit rate, not the kernel's. 0 for 16-bit
+    models (nothing is divided). Qwen2.5-7B: 152,064 x 3,584 x 2 = 1.09 GB of lm_head."""
+    if spec.weight_quantization == "none":
+        return 0.0
+    model = spec.model
+    others = model.params - counts.quantizable_params(model) - counts.input_lookup_params(model)
+    return float(others) * embedding_bytes(spec)
 
 
 def routed_experts_touched(model, tokens: float) -> float:
@@ -1029,12 +1093,15 @@ def routed_experts_touched(model, tokens: float) -> float:
     return 1.0 - (1.0 - model.experts_per_token / model.num_experts) ** tokens
 
 
-def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, float]:
+def decode_read_bytes(
+    spec: WorkloadSpec, concurrency: float, efficiency=None
+) -> tuple[float | np.ndarray, float]:
     """(weight bytes read by one forward of ``concurrency`` tokens, KV bytes read per stream per step), whole
     model: a decode step of that many streams, or with the prompt's tokens a request's context phase (the
     routed experts it reads grow with its tokens: routed_experts_touched; shared experts and dense layers are
     read whole). Quantized weights in bandwidth-equivalent bytes (stored bytes / the kernel's dequantization
-    efficiency)."""
+    efficiency: ``efficiency``, per row, default decode_efficiency(spec)); the 16-bit lm_head, norms and biases
+    at the 16-bit rate (sixteen_bit_read_bytes)."""
     model = spec.model
     state = state_bytes(spec)
     weight_read = state.weight_bytes
@@ -1051,8 +1118,11 @@ def decode_read_bytes(spec: WorkloadSpec, concurrency: float) -> tuple[float, fl
         expert_bytes = expert_weight_bytes(spec)
         per_weight = state.weight_bytes / model.params if expert_bytes is None else expert_bytes
         weight_read -= expert_params * (1.0 - touched) * per_weight
-    # Quantized weights cost more time per byte (dequantization): count them as bandwidth-equivalent bytes.
-    weight_read /= decode_efficiency(spec)
+    # Quantized weights cost more time per byte (dequantization): count them as bandwidth-equivalent bytes; the
+    # 16-bit layers beside them (lm_head) read at the 16-bit rate
+    efficiency = decode_efficiency(spec) if efficiency is None else efficiency
+    sixteen = sixteen_bit_read_bytes(spec)
+    weight_read = (weight_read - sixteen) / efficiency + sixteen
     inference = spec.inference
     average_context = inference.prompt_tokens + inference.output_tokens / 2.0
     kv_read = counts.kv_elems_per_token(model) * DTYPE_BYTES[inference.kv_cache_dtype]
@@ -1170,7 +1240,9 @@ def inference_throughput(
     inference = spec.inference
     concurrency = float(inference.concurrency)
     prompt = float(inference.prompt_tokens)
-    weight_read, kv_read = decode_read_bytes(spec, concurrency)
+    # the quantized weights' read rate per row: the stated kernel's where the card runs it (decode_efficiency)
+    read_efficiency = decode_efficiency(spec, generation, bandwidth_gbps)
+    weight_read, kv_read = decode_read_bytes(spec, concurrency, read_efficiency)
     # the matmul weights a token multiplies: the blocks' and the output layer's (the input embedding is a
     # row lookup)
     n_active = counts.block_matmul_params(spec.model) + counts.output_layer_params(spec.model)
@@ -1234,7 +1306,7 @@ def inference_throughput(
     # established)
     context_fixed_s = CONTEXT_LAYER_FIXED_SECONDS.value * spec.model.num_layers
     # the experts the prompt's tokens route to, not a decode step's (MoE; the same bytes for a dense model)
-    prompt_weight_read, _ = decode_read_bytes(spec, prompt)
+    prompt_weight_read, _ = decode_read_bytes(spec, prompt, read_efficiency)
     prefill_s = np.maximum(prefill_compute_s, (prompt_weight_read + kv_read) / read_rate + context_fixed_s)
     prefill_comm_s = serving_allreduce_seconds(
         spec, tp, prompt, link, generation=generation, nvlink=tensor_parallel_nvlink

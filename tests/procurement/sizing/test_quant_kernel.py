@@ -161,9 +161,13 @@ def test_an_unknown_kernel_is_refused_by_path():
 
 
 # fix50b (aud50b fix 3): marlin, vLLM's gptq_marlin / awq_marlin 4-bit GEMM. vllm-project/vllm#2497 (Marlin
-# integration), a reviewer's IST-DASLab/marlin bench.py run, batch 1, group 128: "speedup=3.12" over fp16
-# torch.matmul; bench.py moves 4 bits + 16 / 128 a weight against 16, so 3.12 x 4.125 / 16 = 0.8044 of the 16-bit rate
-MARLIN_RATE = 3.12 * 4.125 / 16
+# integration), a reviewer's IST-DASLab/marlin bench.py run, batch 1: "speedup=3.12" over fp16 torch.matmul on
+# bench.py's Llama-13B layers at groupsize -1 (aud50m: 4.0 bits a weight from the row's GB/s / TFLOP/s), so
+# 3.12 x 4 / 16 = 0.780 of the 16-bit rate (fix50m; 0.804 before, at 4.125 bits)
+MARLIN_RATE = 3.12 * 4.0 / 16
+# Llama-2-7B's weights that stay 16-bit (lm_head 32,000 x 4,096, 65 RMSNorm vectors of 4,096), read at the 16-bit
+# rate (fix50m: vLLM keeps the lm_head unquantized); the input table is a lookup
+LLAMA2_7B_SIXTEEN_BIT = (32_000 * 4096 + 65 * 4096) * 2
 
 
 def test_marlin_reads_4_bit_weights_at_its_measured_rate():
@@ -172,8 +176,61 @@ def test_marlin_reads_4_bit_weights_at_its_measured_rate():
     marlin, unstated = _spec("marlin", engine="compiled"), _spec(engine="compiled")
     assert decode_efficiency(marlin) == pytest.approx(MARLIN_RATE, abs=5e-4)
     assert decode_efficiency(unstated) == pytest.approx(0.617)  # gpt-fast's group-32 int4, unchanged
-    # the same stored bytes, read 0.617 / 0.804 as long in bandwidth-equivalent bytes
-    assert decode_read_bytes(marlin, 1)[0] == pytest.approx(decode_read_bytes(unstated, 1)[0] * 0.617 / 0.804)
+    # the same stored quantized bytes, read 0.617 / 0.780 as long in bandwidth-equivalent bytes; the 16-bit
+    # lm_head and norms alike in both
+    quantized = decode_read_bytes(unstated, 1)[0] - LLAMA2_7B_SIXTEEN_BIT
+    assert decode_read_bytes(marlin, 1)[0] - LLAMA2_7B_SIXTEEN_BIT == pytest.approx(quantized * 0.617 / 0.780)
+
+
+# fix50m (aud50m fix 2, 3): the rate by card. vLLM runs Marlin only at capability 8.0+ on CUDA (awq_marlin.py
+# get_min_capability() 80, is_awq_marlin_compatible False off CUDA): the unstated 0.617 on Volta / Turing and other
+# vendors (generation 0); GA102 Ampere (below 1 TB/s) at 1.0 (the Marlin README's A10 peak figure, the ideal
+# 3.87x); the A100-class 0.780 on the A100 and on Ada / Hopper / Blackwell (no figure found: assumed).
+@pytest.mark.parametrize(
+    ("generation", "bandwidth", "rate"),
+    [
+        (70, 900.0, 0.617),  # V100
+        (75, 300.0, 0.617),  # T4
+        (0, 5300.0, 0.617),  # MI300X (ROCm)
+        (80, 600.0, 1.0),  # A10
+        (80, 936.0, 1.0),  # RTX 3090
+        (80, 2039.0, 0.780),  # A100 80 GB
+        (80, 1555.0, 0.780),  # A100 40 GB
+        (89, 864.0, 0.780),  # L40S (Ada: no figure, the A100-class rate)
+        (90, 3350.0, 0.780),  # H100
+    ],
+)
+def test_the_marlin_rate_by_card(generation, bandwidth, rate):
+    from procurement.sizing.throughput import decode_efficiency
+
+    marlin = _spec("marlin", engine="compiled")
+    assert float(decode_efficiency(marlin, generation, bandwidth)) == pytest.approx(rate, abs=5e-4)
+    # vectorized over rows, as the ranking passes them
+    rows = decode_efficiency(marlin, np.array([generation, 80]), np.array([bandwidth, 2039.0]))
+    assert rows.tolist() == pytest.approx([rate, 0.780], abs=5e-4)
+
+
+def test_the_step_prices_the_unstated_rate_where_marlin_cannot_run():
+    rows = [
+        inference_throughput(spec, bandwidth_gbps=900.0, peak_tflops=125.0, generation=70)
+        for spec in (_spec("marlin", engine="compiled"), _spec(engine="compiled"))
+    ]
+    marlin, unstated = (float(np.asarray(r["decode_step_seconds"])) for r in rows)
+    assert marlin == pytest.approx(unstated)
+
+
+@pytest.mark.django_db
+def test_the_row_says_which_marlin_rate_it_used(bundled_catalog):
+    from procurement.sizing.gpus import gpu_by_slug
+    from procurement.sizing.throughput import marlin_text
+
+    marlin = _spec("marlin", engine="compiled")
+    assert "vLLM cannot run Marlin on t4" in marlin_text(marlin, gpu_by_slug("t4"))
+    assert "ROCm" in marlin_text(marlin, gpu_by_slug("mi300x"))
+    assert "0.780" in marlin_text(marlin, gpu_by_slug("a100-sxm4-80gb"))
+    assert "GA102" in marlin_text(marlin, gpu_by_slug("a10"))
+    assert "no published Marlin figure for Ada Lovelace" in marlin_text(marlin, gpu_by_slug("l40s"))
+    assert marlin_text(_spec(engine="compiled"), gpu_by_slug("t4")) == ""
 
 
 @pytest.mark.parametrize(
@@ -196,3 +253,38 @@ def test_the_form_states_a_non_default_kernel_only():
     assert spec_from_knobs(form | {"quant_kernel": "exllama"})["inference"]["quant_kernel"] == "exllama"
     vllm = form | {"serving_engine": "vllm_v0", "quant_kernel": "marlin"}
     assert spec_from_knobs(vllm)["inference"]["quant_kernel"] == "marlin"
+
+
+@pytest.mark.django_db
+def test_the_ranking_prices_marlin_per_row(bundled_catalog):
+    """fix50m (aud50m fix 3): the ranking's rows take the rate by card, vectorized over the grid: a T4 / V100 / MI300X
+    row of a marlin spec costs what the unstated spec's does, an A100 row is faster, and the T4 row's reasons say
+    why."""
+    from tests.procurement.outside.test_outside_recommendations_x26b import ranked
+
+    def spec(kernel):
+        inference = {"concurrency": 1, "context_len": 1152, "output_tokens": 128, "engine": "vllm_v0"}
+        if kernel:
+            inference["quant_kernel"] = kernel
+        return {
+            "name": "marlin-rows",
+            "task": "inference",
+            "model": {"preset": "llama-2-13b"},
+            "precision": "fp16",
+            "weight_quantization": "int4",
+            "parallelism": {"gpus": 1},
+            "inference": inference,
+        }
+
+    def tpot(rows):
+        return {r["gpu"]: r["serving"]["time_per_output_token_ms"] for r in rows}
+
+    marlin_rows = ranked(spec("marlin"), top=500)
+    marlin, unstated = tpot(marlin_rows), tpot(ranked(spec(None), top=500))
+    for slug in ("t4", "v100-sxm2-16gb", "mi300x"):
+        if slug in marlin:
+            assert marlin[slug] == pytest.approx(unstated[slug], rel=1e-6), slug
+    assert "t4" in marlin and "a100-sxm4-80gb" in marlin
+    assert marlin["a100-sxm4-80gb"] < unstated["a100-sxm4-80gb"] * 0.95
+    t4 = next(r for r in marlin_rows if r["gpu"] == "t4")
+    assert "vLLM cannot run Marlin" in " ".join(t4["reasons"])
