@@ -13,7 +13,7 @@ import numpy as np
 
 from procurement.ranking.contract import enforced, pipeline_degree
 from procurement.ranking.options import RankingOptions
-from procurement.ranking.splits import mlp_split_unit, mlp_widths
+from procurement.ranking.splits import mlp_split_unit, mlp_widths, serving_stage_tensor_parallel
 
 TOP_REASONS = 5
 
@@ -76,7 +76,6 @@ def why_empty(prepared, shapes, configs, options: RankingOptions, spec, offers_s
 # a plan with the stated ZeRO stage and TP degree, then what the instances must offer that plan. "duplicate"
 # (a partial TP plan of the stated degree, the whole-instance plan's twin) is never the cause.
 PLAN_GATE_ORDER = (
-    "serving_pipeline",  # a stated plan no serving engine runs (TP x PP): the spec itself, before any offer
     "gpus",
     "plan",
     "serving_zero",
@@ -145,9 +144,11 @@ def _gate_text(name: str, spec, shapes, closest) -> str:
         parts = [f"ZeRO-{par.zero_stage}"] if spec.is_training and "zero_stage" in par.stated else []
         parts += [f"tensor parallel {par.tensor_parallel}"] if "tensor_parallel" in par.stated else []
         if not spec.is_training and "pipeline_parallel" in par.stated:
+            stage = serving_stage_tensor_parallel(spec)
             parts += [
                 f"pipeline parallel {par.pipeline_parallel} (parallelism.pipeline_parallel: a serving pipeline "
-                f"runs TP 1 over one instance of {par.pipeline_parallel} GPUs)"
+                f"runs TP {stage} x PP {par.pipeline_parallel} over one instance of "
+                f"{stage * par.pipeline_parallel} GPUs)"
             ]
         return "the ranking has no plan with " + " and ".join(parts)
     if name == "serving_zero":
@@ -161,12 +162,6 @@ def _gate_text(name: str, spec, shapes, closest) -> str:
         return (
             f"tensor parallel {tp} does not split the model's {model.num_attention_heads} attention heads "
             f"({model.num_key_value_heads or model.num_attention_heads} KV heads) evenly"
-        )
-    if name == "serving_pipeline":
-        return (
-            f"parallelism.pipeline_parallel {par.pipeline_parallel} with parallelism.tensor_parallel "
-            f"{par.tensor_parallel}: a serving replica runs as tensor parallel or, with tensor_parallel 1, as a "
-            "pipeline over one instance's GPUs (vLLM's guide), not both"
         )
     if name == "tp_mlp":
         return tp_mlp_text(spec, tp)
