@@ -193,7 +193,27 @@ def tp_mlp_text(spec, tp: str) -> str:
     text = f"tensor parallel {tp} does not split the MLP's width ({widths})"
     if unit > 1:
         text += f" into whole {why} a rank ({' and '.join(f'{w:,}' for w in grouped)} / TP must be a multiple of {unit})"
+    if spec.weight_quantization == "int4" and grouped:
+        text += "; " + padded_checkpoint_text(max(grouped), unit)
     return text
+
+
+# [QWEN-PAD] Qwen's int4 checkpoints of the 72B width pad the MLP so that vLLM loads them at TP 2, 4 and 8: Hugging
+# Face Qwen/Qwen2-VL-72B-Instruct-AWQ commit 688e28d, -GPTQ-Int4 commit 288c348 ("pad intermediate_size to 29696
+# to make sure quantized model can use 8 tensor-parallel in vllm"), Qwen2-72B-Instruct-AWQ discussion 3. Not every
+# int4 checkpoint is padded (vllm#5675: a self-quantized Qwen2-72B AWQ at 29,568 fails TP 2), so the spec's width
+# is the checkpoint's; a padded one is stated as model.intermediate_size.
+PADDED_TP = 8  # the largest TP degree of one instance the padding is for (Qwen's "8 tensor-parallel")
+
+
+def padded_checkpoint_text(width: int, unit: int) -> str:
+    """What a checkpoint padded to whole groups at TP 2, 4 and 8 would be, and how to state it."""
+    step = unit * PADDED_TP
+    padded = -(-width // step) * step
+    return (
+        f"a checkpoint padded to {padded:,} (whole groups at TP 2, 4 and 8, as Qwen pads its int4 72B releases "
+        f"from 29,568 to 29,696) runs it: state model.intermediate_size {padded}"
+    )
 
 
 def _listed(values) -> str:
