@@ -88,8 +88,11 @@ FOUR_A100 = [_offer("y", "4xA100-80", "a100-sxm4-80gb", 4, "on_demand", 8.0)]
 def test_vllm_5675_self_quantized_qwen2_72b_awq_is_refused_at_tp2():
     """[VLLM-5675] unpadded 29,568 = 231 groups: TP 2 leaves 115.5 a rank; vLLM 0.4.2 refused it. The product's
     qwen2.5-72b preset (the same 29,568 width) gates TP 2 and names the gate."""
+    # fix50k: the preset's int4 is Qwen's padded release (29,696), so a self-quantized checkpoint states its width
     spec = _serving(
-        {"preset": "qwen2.5-72b"}, weight_quantization="int4", parallelism={"gpus": 2, "tensor_parallel": 2}
+        {"preset": "qwen2.5-72b", "intermediate_size": 29568},
+        weight_quantization="int4",
+        parallelism={"gpus": 2, "tensor_parallel": 2},
     )
     assert spec.model.intermediate_size == 29568
     assert not _marlin_loads(29568, 2)
@@ -119,22 +122,11 @@ def test_marlin_has_no_looser_path_for_llama2_7b_int4_tp4():
     assert tensor_parallel_splits_mlp(spec, np.array([2, 4])).tolist() == [True, False]
 
 
-# [QWEN25-VL-AWQ] not every Qwen int4 release of the 72B width is padded: a Hugging Face discussion on
-# Qwen/Qwen2.5-VL-72B-Instruct-AWQ, "Lanuch model with vllm --tensor-parallel (Error: input_size_per_partition not
-# divisible by min_thread_k)" (listed on https://huggingface.co/prstg), is vLLM's Marlin check failing at TP > 1 on
-# the unpadded 29,568.
-@pytest.mark.xfail(
-    strict=True,
-    reason="EXPLAINED (fix50k): the cause is the checkpoint's MLP width, sized by "
-    "test_a_stated_padded_width_ranks_tp2_and_is_faster_than_the_pipeline: the padded 29,696 ranks TP 2 at 26.4 ms "
-    "a token on 2 x A100 80GB against the unpadded width's TP 1 x PP 2 at 46.1 ms, the whole gap. The preset is "
-    "Qwen2.5-72B's config (29,568); the padded releases cited are Qwen2-72B's and Qwen2-VL-72B's, and a Qwen2.5-VL-"
-    "72B AWQ release fails TP > 1 in vLLM ([QWEN25-VL-AWQ]), so which checkpoint a user serves is not the preset's "
-    "to assume: the spec states it with model.intermediate_size (29,696), and the empty reason for a TP the width "
-    "does not split now says so (test_the_empty_reason_says_a_padded_checkpoint_runs_tp2)",
-)
+# FIXED at stop 50 (fix50k): before, TP 1 x PP 2 only (46.1 ms a token at one stream on 2 x A100 80GB); after, the
+# preset's int4 is Qwen's padded release (presets.INT4_RELEASE_INTERMEDIATE_SIZE, 29,696) and TP 2 ranks (26.4 ms).
 def test_qwens_padded_int4_72b_is_served_at_tp2():
     spec = _serving({"preset": "qwen2.5-72b"}, weight_quantization="int4")
+    assert spec.model.intermediate_size == 29696
     rows = _rank(spec, TWO_A100).results
     plans = {
         (row["plan"]["tensor_parallel"], row["plan"]["pipeline_parallel"])
@@ -152,14 +144,14 @@ def test_a_stated_padded_width_ranks_tp2_and_is_faster_than_the_pipeline():
     padded = _serving({"preset": "qwen2.5-72b", "intermediate_size": 29696}, weight_quantization="int4")
     rows = [row for row in _rank(padded, TWO_A100).results if row["gpus_per_instance"] == 2]
     tp2 = next(row for row in rows if row["plan"]["tensor_parallel"] == 2)
-    unpadded = _serving({"preset": "qwen2.5-72b"}, weight_quantization="int4")
+    unpadded = _serving({"preset": "qwen2.5-72b", "intermediate_size": 29568}, weight_quantization="int4")
     pp2 = next(
         row
         for row in _rank(unpadded, TWO_A100).results
         if row["gpus_per_instance"] == 2 and row["plan"]["pipeline_parallel"] == 2
     )
     assert tp2["serving"]["time_per_output_token_ms"] < 0.7 * pp2["serving"]["time_per_output_token_ms"]
-    # the sizes the EXPLAINED xfail above cites (fix50k): 26.4 ms (TP 2, padded) vs 46.1 ms (TP 1 x PP 2, unpadded)
+    # the sizes of the FIXED case above (fix50k): 26.4 ms (TP 2, padded) vs 46.1 ms (TP 1 x PP 2, unpadded)
     assert tp2["serving"]["time_per_output_token_ms"] == pytest.approx(26.4, abs=0.05)
     assert pp2["serving"]["time_per_output_token_ms"] == pytest.approx(46.1, abs=0.05)
 
@@ -201,7 +193,9 @@ def test_the_empty_reason_says_a_padded_checkpoint_runs_tp2():
     1,024 = 29,696, Qwen's own padding ([QWEN-PAD])."""
     assert -(-29568 // 1024) * 1024 == 29696
     spec = _serving(
-        {"preset": "qwen2.5-72b"}, weight_quantization="int4", parallelism={"gpus": 2, "tensor_parallel": 2}
+        {"preset": "qwen2.5-72b", "intermediate_size": 29568},
+        weight_quantization="int4",
+        parallelism={"gpus": 2, "tensor_parallel": 2},
     )
     reason = _rank(spec, TWO_A100).why_empty[0]["reason"]
     assert "a checkpoint padded to 29,696" in reason and "state model.intermediate_size 29696" in reason, (
