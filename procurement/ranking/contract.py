@@ -15,9 +15,9 @@ is ranked and each row says what differs from the spec (``differences``): the pa
 the engine's own choice where the spec leaves the degree open.
 
 Serving states GPUs per replica (the tensor-parallel group); a stated ZeRO stage is a training contract. A
-stated serving ``pipeline_parallel: n`` is honoured with TP 1 (the replica is a pipeline over an instance of n
-GPUs, vLLM's ``--pipeline-parallel-size``: ranking/splits.serving_pipeline_plans); with a stated TP above 1 too it
-is refused (gate ``serving_pipeline``), the reason naming both fields.
+stated serving ``pipeline_parallel: n`` is honoured (the replica is a pipeline over an instance of n x t GPUs,
+vLLM's ``--pipeline-parallel-size``: ranking/splits.serving_pipeline_plans), each stage a TP group of t: the stated
+``tensor_parallel``, else the stated ``gpus`` over n where they divide, else 1 (splits.serving_stage_tensor_parallel).
 """
 
 from __future__ import annotations
@@ -75,10 +75,6 @@ def contract_grid(spec, grid, options: RankingOptions):
     if pipeline > 1:
         tiles = tiles & (grid.total % (tensor_parallel * pipeline) == 0)
     gates["tiles"] = tiles
-    if not spec.is_training and {"tensor_parallel", "pipeline_parallel"} <= stated:
-        # a serving replica of TP x PP (both above 1) is not a plan the ranking runs: refused, saying which fields
-        both = par.tensor_parallel > 1 and par.pipeline_parallel > 1
-        gates["serving_pipeline"] = np.full(np.shape(zero), not both)
     if enforced(spec, options):
         gates["gpus"] = matches_gpus(spec, grid.total)
         gates["plan"] = matches(spec, grid.total, zero, tensor_parallel, serving_pipeline)

@@ -13,7 +13,7 @@ import numpy as np
 
 from procurement.ranking.contract import enforced, pipeline_degree
 from procurement.ranking.options import RankingOptions
-from procurement.ranking.splits import mlp_split_unit, mlp_widths
+from procurement.ranking.splits import mlp_split_unit, mlp_widths, serving_stage_tensor_parallel
 
 TOP_REASONS = 5
 
@@ -76,7 +76,6 @@ def why_empty(prepared, shapes, configs, options: RankingOptions, spec, offers_s
 # a plan with the stated ZeRO stage and TP degree, then what the instances must offer that plan. "duplicate"
 # (a partial TP plan of the stated degree, the whole-instance plan's twin) is never the cause.
 PLAN_GATE_ORDER = (
-    "serving_pipeline",  # a stated plan no serving engine runs (TP x PP): the spec itself, before any offer
     "gpus",
     "plan",
     "serving_zero",
@@ -145,9 +144,11 @@ def _gate_text(name: str, spec, shapes, closest) -> str:
         parts = [f"ZeRO-{par.zero_stage}"] if spec.is_training and "zero_stage" in par.stated else []
         parts += [f"tensor parallel {par.tensor_parallel}"] if "tensor_parallel" in par.stated else []
         if not spec.is_training and "pipeline_parallel" in par.stated:
+            stage = serving_stage_tensor_parallel(spec)
             parts += [
                 f"pipeline parallel {par.pipeline_parallel} (parallelism.pipeline_parallel: a serving pipeline "
-                f"runs TP 1 over one instance of {par.pipeline_parallel} GPUs)"
+                f"runs TP {stage} x PP {par.pipeline_parallel} over one instance of "
+                f"{stage * par.pipeline_parallel} GPUs)"
             ]
         return "the ranking has no plan with " + " and ".join(parts)
     if name == "serving_zero":
@@ -161,12 +162,6 @@ def _gate_text(name: str, spec, shapes, closest) -> str:
         return (
             f"tensor parallel {tp} does not split the model's {model.num_attention_heads} attention heads "
             f"({model.num_key_value_heads or model.num_attention_heads} KV heads) evenly"
-        )
-    if name == "serving_pipeline":
-        return (
-            f"parallelism.pipeline_parallel {par.pipeline_parallel} with parallelism.tensor_parallel "
-            f"{par.tensor_parallel}: a serving replica runs as tensor parallel or, with tensor_parallel 1, as a "
-            "pipeline over one instance's GPUs (vLLM's guide), not both"
         )
     if name == "tp_mlp":
         return tp_mlp_text(spec, tp)
@@ -198,7 +193,27 @@ def tp_mlp_text(spec, tp: str) -> str:
     text = f"tensor parallel {tp} does not split the MLP's width ({widths})"
     if unit > 1:
         text += f" into whole {why} a rank ({' and '.join(f'{w:,}' for w in grouped)} / TP must be a multiple of {unit})"
+    if spec.weight_quantization == "int4" and grouped:
+        text += "; " + padded_checkpoint_text(max(grouped), unit)
     return text
+
+
+# [QWEN-PAD] Qwen's int4 checkpoints of the 72B width pad the MLP so that vLLM loads them at TP 2, 4 and 8: Hugging
+# Face Qwen/Qwen2-VL-72B-Instruct-AWQ commit 688e28d, -GPTQ-Int4 commit 288c348 ("pad intermediate_size to 29696
+# to make sure quantized model can use 8 tensor-parallel in vllm"), Qwen2-72B-Instruct-AWQ discussion 3. Not every
+# int4 checkpoint is padded (vllm#5675: a self-quantized Qwen2-72B AWQ at 29,568 fails TP 2), so the spec's width
+# is the checkpoint's; a padded one is stated as model.intermediate_size.
+PADDED_TP = 8  # the largest TP degree of one instance the padding is for (Qwen's "8 tensor-parallel")
+
+
+def padded_checkpoint_text(width: int, unit: int) -> str:
+    """What a checkpoint padded to whole groups at TP 2, 4 and 8 would be, and how to state it."""
+    step = unit * PADDED_TP
+    padded = -(-width // step) * step
+    return (
+        f"a checkpoint padded to {padded:,} (whole groups at TP 2, 4 and 8, as Qwen pads its int4 72B releases "
+        f"from 29,568 to 29,696) runs it: state model.intermediate_size {padded}"
+    )
 
 
 def _listed(values) -> str:

@@ -176,7 +176,10 @@ def _interconnect_row(shapes: Shapes, shape: int, spec, instance_type: str) -> d
         tp_s = float(shapes.communication["tensor_parallel_seconds"][shape])
         pipeline = 1 if shapes.pipeline is None else int(shapes.pipeline[shape])
         # a serving pipeline's stage-to-stage sends (splits.serving_pipeline_plans), else the TP all-reduces
+        tensor_parallel = int(shapes.tensor_parallel[shape])
         what = "pipeline send" if pipeline > 1 else "TP all-reduce"
+        if pipeline > 1 and tensor_parallel > 1:  # each stage a TP group (a stated TP x PP serving plan)
+            what = "TP all-reduce and pipeline send"
         carried = [_carried(what, math.nan, tp_s, link.node_name)] if tp_s > 0 else []
         for item in carried:
             item["gb_per_step"] = None
@@ -210,6 +213,11 @@ def _serving_summary(carried: list[dict[str, Any]], share: float) -> str:
     over = carried[0]["over"]
     if carried[0]["collective"] == "pipeline send":
         return f"pipeline sends (one a stage boundary per decode step) over {over}: {share:.0%} of decode step time"
+    if carried[0]["collective"] == "TP all-reduce and pipeline send":
+        return (
+            f"TP all-reduces within each stage (2 per layer) and pipeline sends (one a stage boundary) per decode "
+            f"step over {over}: {share:.0%} of decode step time"
+        )
     return f"TP all-reduces (2 per layer per decode step) over {over}: {share:.0%} of decode step time"
 
 

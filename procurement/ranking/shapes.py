@@ -16,6 +16,7 @@ from procurement.ranking.serving import serving_fit
 from procurement.ranking.sizing_memo import arrays_key, calibration_key, freeze, memoized, spec_key
 from procurement.ranking.splits import (
     serving_pipeline_plans,
+    serving_stage_tensor_parallel,
     tensor_parallel_splits_heads,
     tensor_parallel_splits_mlp,
 )
@@ -164,14 +165,17 @@ def grid_pipeline(spec: WorkloadSpec, grid: ShapeGrid) -> np.ndarray | float:
 
 
 def with_serving_pipelines(spec: WorkloadSpec, grid: ShapeGrid) -> ShapeGrid:
-    """The grid with serving's pipeline plans (splits.serving_pipeline_plans) at TP 1 x PP n."""
+    """The grid with serving's pipeline plans (splits.serving_pipeline_plans) at TP t x PP n / t (t: 1, or a
+    stated pipeline's stage degree, splits.serving_stage_tensor_parallel)."""
     plans = serving_pipeline_plans(spec, grid)
     if not plans.any():
         return grid
+    stated = "pipeline_parallel" in spec.parallelism.stated and spec.parallelism.pipeline_parallel > 1
+    stage_tp = float(serving_stage_tensor_parallel(spec)) if stated else 1.0
     return replace(
         grid,
-        tensor_parallel=np.where(plans, 1.0, grid.tensor_parallel),
-        pipeline=np.where(plans, grid.per_instance, 1.0),
+        tensor_parallel=np.where(plans, stage_tp, grid.tensor_parallel),
+        pipeline=np.where(plans, grid.per_instance / stage_tp, 1.0),
     )
 
 

@@ -90,22 +90,38 @@ def tensor_parallel_splits(spec: WorkloadSpec, tensor_parallel) -> np.ndarray:
     )
 
 
+def serving_stage_tensor_parallel(spec: WorkloadSpec) -> int:
+    """The tensor-parallel degree of each stage of a stated serving pipeline: the stated ``tensor_parallel``; else
+    the stated ``gpus`` (a replica's) over the stated ``pipeline_parallel`` where it divides them (vLLM's world size
+    is tensor x pipeline, vllm/config.py ParallelConfig.world_size); else 1 (vLLM's default TP)."""
+    par = spec.parallelism
+    if "tensor_parallel" in par.stated:
+        return int(par.tensor_parallel)
+    pipeline = int(par.pipeline_parallel)
+    if "gpus" in par.stated and pipeline > 1 and par.gpus % pipeline == 0:
+        return int(par.gpus) // pipeline
+    return 1
+
+
 def serving_pipeline_plans(spec: WorkloadSpec, grid) -> np.ndarray:
-    """Per shape: the whole-instance model-parallel plan a serving replica runs as a pipeline, TP 1 x PP n over
-    the instance's n GPUs. vLLM's distributed-serving guide (docs/serving/distributed_serving.md): "if the model
-    fits in a single node with multiple GPUs, but the number of GPUs cannot divide the model size evenly, you can
-    use pipeline parallelism, which splits the model along layers and supports uneven splits. In this case, the
-    tensor parallel size should be 1 and the pipeline parallel size should be the number of GPUs." So: where TP n
-    does not split the model (``tensor_parallel_splits``), or where the spec states ``pipeline_parallel: n``
-    (honoured with TP 1; a stated TP above 1 with it is refused, gate ``serving_pipeline``). Training and image
-    models: none."""
+    """Per shape: the whole-instance model-parallel plan a serving replica runs as a pipeline, TP t x PP n / t
+    over the instance's n GPUs. vLLM's distributed-serving guide (docs/serving/distributed_serving.md): "if the
+    model fits in a single node with multiple GPUs, but the number of GPUs cannot divide the model size evenly,
+    you can use pipeline parallelism, which splits the model along layers and supports uneven splits. In this
+    case, the tensor parallel size should be 1 and the pipeline parallel size should be the number of GPUs." So:
+    where TP n does not split the model (``tensor_parallel_splits``), TP 1 x PP n; where the spec states
+    ``pipeline_parallel: p``, the instances of p x t GPUs (t: ``serving_stage_tensor_parallel``), each stage a TP
+    group of t (the guide's multi-node form, "tensor parallel size the number of GPUs in each node, pipeline
+    parallel size the number of nodes", which vLLM also runs inside one node: [SUBSTRATUS] PP 4 x TP 2 on 8 x L4).
+    Training and image models: none."""
     none = np.zeros(np.shape(grid.tensor_parallel), dtype=bool)
     if spec.is_training or spec.model.is_image:
         return none
     par = spec.parallelism
     whole = grid.uses_tp & (grid.partial_tp == 0) & (grid.per_instance > 1)
     if "pipeline_parallel" in par.stated and par.pipeline_parallel > 1:
-        return whole & (grid.per_instance == par.pipeline_parallel)
+        replica = par.pipeline_parallel * serving_stage_tensor_parallel(spec)
+        return whole & (grid.per_instance == replica)
     if "tensor_parallel" in par.stated and par.tensor_parallel > 1:
         return none  # the stated degree is the plan (contract.py); the heads gate says why it does not run
     return whole & ~tensor_parallel_splits(spec, grid.tensor_parallel)

@@ -28,6 +28,17 @@ ALIASES = {
 }
 
 
+# The MLP width of the maker's own int4 release of a preset where it differs from the 16-bit config (the served
+# checkpoint's width decides which TP degrees int4 groups of 128 load at: ranking/splits.tensor_parallel_splits_mlp).
+# Qwen pads its int4 72B releases from 29,568 to 29,696 "to make sure quantized model can use 8 tensor-parallel in
+# vllm" (Hugging Face Qwen/Qwen2-VL-72B-Instruct-AWQ commit 688e28d, -GPTQ-Int4 commit 288c348; Qwen2-72B-Instruct-AWQ
+# discussion 3), and its own speed benchmark serves Qwen2.5-72B-Instruct-AWQ on 2 x A100 under vLLM 0.6.3
+# (QwenLM/Qwen2.5 @010c37c3 docs/source/benchmark/speed_benchmark.rst), which vLLM's AWQ kernels load at TP 2 only
+# padded (29,568 / 2 = 14,784 = 115.5 groups: awq.py / marlin_utils.py refuse it). A stated model.intermediate_size
+# (a third-party checkpoint at 29,568) wins.
+INT4_RELEASE_INTERMEDIATE_SIZE = {"Qwen2.5-72B": 29696}
+
+
 # model.eager_layer a preset's own transformers code runs (serving_host.REPEAT_KV), by its Hugging Face id: Qwen2.5
 # checkpoints load Qwen2ForCausalLM (config.json "architectures"), Mistral 7B MistralForCausalLM. A stated
 # model.eager_layer wins; every other preset (and a model stated by its shape) takes the spec default, llama.
@@ -180,3 +191,11 @@ def known_preset_names() -> list[str]:
 
     names = {slugify(entry) for entry in llm_presets() if "/" not in entry}
     return sorted(names | set(IMAGE_TIERS) | set(image_preset_slugs()))
+
+
+def int4_release_intermediate_size(preset) -> int | None:
+    """The MLP width of the preset's maker's int4 release where it is padded (INT4_RELEASE_INTERMEDIATE_SIZE)."""
+    presets = llm_presets()
+    text = str(preset)
+    fields = presets.get(slugify(text)) or presets.get(text.strip().lower())
+    return INT4_RELEASE_INTERMEDIATE_SIZE.get(fields["name"]) if fields else None

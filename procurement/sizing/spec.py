@@ -31,7 +31,14 @@ from procurement.sizing.image_spec import (
 from procurement.sizing.model_spec import LoraSpec, ModelSpec
 from procurement.sizing.params import count_params
 from procurement.sizing.pipeline_split import SPLIT_COUNTS, SPLIT_FLAGS, split_problem, split_stated
-from procurement.sizing.presets import ImageTier, image_tier, known_preset_names, llm_presets, slugify
+from procurement.sizing.presets import (
+    ImageTier,
+    image_tier,
+    int4_release_intermediate_size,
+    known_preset_names,
+    llm_presets,
+    slugify,
+)
 
 _Frozen = TypeVar("_Frozen", "ModelSpec", "InferenceSpec")  # the frozen parts a parse adjusts
 
@@ -630,7 +637,7 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
     task = reader.choice(data, "task", "task", "", TASKS)
     if data.get("task") is None:
         reader.error("task", f"required; one of {', '.join(TASKS)}")
-    model = _parse_model(reader, reader.section(data, "model", "model"), strict)
+    model = _parse_model(reader, _served_checkpoint(data, reader.section(data, "model", "model")), strict)
     spec_fields = _parse_training_fields(reader, data, task)
     arch = model.image_arch if model is not None else None
     lora = _parse_lora(reader, data, task, strict, image=arch is not None)
@@ -667,6 +674,21 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
 
 
 _PLACEHOLDER_MODEL = ModelSpec("placeholder", 1.0, 1, 1, 1, 1, 1, 1, head_dim=1)
+
+
+def _served_checkpoint(data: dict, model: dict) -> dict:
+    """The model section with the preset's int4 release width for int4 serving (presets.INT4_RELEASE_
+    INTERMEDIATE_SIZE: Qwen2.5-72B's AWQ / GPTQ-Int4 pad the MLP to 29,696), as if stated; a stated width wins."""
+    if data.get("task") != "inference" or data.get("weight_quantization") != "int4":
+        return model
+    if (
+        not isinstance(model, dict)
+        or model.get("preset") is None
+        or model.get("intermediate_size") is not None
+    ):
+        return model
+    width = int4_release_intermediate_size(model["preset"])
+    return model if width is None else model | {"intermediate_size": width}
 
 
 def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:

@@ -1284,8 +1284,10 @@ def inference_throughput(
     kv_passes = serving_host.kv_cache_pass_seconds_equivalent(spec)
     attention_s = np.maximum(batch * kv_passes * kv_read / read_rate, batch * decode_attention / flop_rate)
     link = _array(tensor_parallel_gbps, np.inf) * 1e9
+    # a micro-batch's all-reduces (each stage a TP group: 2 a layer over its layers, so 2 a layer of the model a
+    # cycle) carry the micro-batch's tokens; without a pipeline the micro-batch is every stream
     decode_comm_s = serving_allreduce_seconds(
-        spec, tp, concurrency, link, generation=generation, nvlink=tensor_parallel_nvlink
+        spec, tp, batch, link, generation=generation, nvlink=tensor_parallel_nvlink
     ) + pipeline_send_seconds(spec, pp, batch, pipeline_link_gbps, tensor_parallel_nvlink)
     step_s = gemm_s + attention_s + decode_comm_s
     # an eager transformers loop (inference.engine hf_eager) issues every kernel from the host every token: the

@@ -14,7 +14,7 @@ import pytest
 
 from procurement.costing.values import CostInputError
 from procurement.ranking import RankingOptions, rank_workload
-from procurement.ranking.splits import tensor_parallel_splits_mlp
+from procurement.ranking.splits import serving_stage_tensor_parallel, tensor_parallel_splits_mlp
 from procurement.ranking.warnings import consumer_split_text
 from procurement.services.recommendations import ranking_options_parse
 from procurement.sizing import inference_throughput, parse_workload_spec
@@ -122,15 +122,67 @@ def test_a_stated_serving_pipeline_explored_says_what_differs():
     assert "pipeline parallel 1 (spec: 3)" in a100["differs_from_spec"]
 
 
-def test_a_stated_tensor_and_pipeline_serving_plan_is_refused_naming_the_field():
+FOUR_A100 = pd.DataFrame([_offer("aws", "4xA100", "a100-sxm4-80gb", 4, "on_demand", 16.0, vcpus=96, ram=768)])
+
+
+def test_a_stated_tensor_and_pipeline_serving_plan_ranks_each_stage_a_tp_group():
+    """fix50k (aud50k item 2): before, refused ("... not both"); after, TP 2 x PP 2 over one 4-GPU instance."""
     spec = _serving(parallelism={"gpus": 4, "tensor_parallel": 2, "pipeline_parallel": 2}, **LLAMA70B_INT4)
-    ranking = _rank(spec)
-    assert not ranking.results
-    reason = ranking.why_empty[0]["reason"]
-    assert "parallelism.pipeline_parallel 2 with parallelism.tensor_parallel 2" in reason, reason
-    assert reason.startswith(
-        "no offer can run the stated parallelism (gpus 4, tensor_parallel 2, pipeline_parallel 2)"
+    rows = _rank(spec, FOUR_A100).results
+    assert rows and {(r["plan"]["tensor_parallel"], r["plan"]["pipeline_parallel"]) for r in rows} == {(2, 2)}
+    assert all(row["differs_from_spec"] == [] for row in rows)
+    assert any(
+        "TP 2 x PP 2" in reason and "each stage a TP group of 2" in reason for reason in rows[0]["reasons"]
     )
+
+
+def test_stated_gpus_a_multiple_of_the_pipeline_make_its_stages_tp_groups():
+    """gpus 4 with pipeline_parallel 2 and no tensor_parallel: vLLM's world size is TP x PP, so TP 2 a stage."""
+    spec = _serving(parallelism={"gpus": 4, "pipeline_parallel": 2}, **LLAMA70B_INT4)
+    assert serving_stage_tensor_parallel(spec) == 2
+    rows = _rank(spec, FOUR_A100).results
+    assert rows and {(r["plan"]["tensor_parallel"], r["plan"]["pipeline_parallel"]) for r in rows} == {(2, 2)}
+
+
+def test_a_tp_x_pp_decode_step_is_its_micro_batch_all_reduces_plus_its_sends():
+    """TP 2 x PP 2 at 8 streams: 2 micro-batches of 4; the step is the TP 2 step at 4 streams (its all-reduces over
+    4 tokens) plus one send of 4 tokens."""
+    common = {"bandwidth_gbps": 2039.0, "peak_tflops": 312.0, "generation": 80}
+    pipeline = _serving({"preset": "llama-3-70b"}, concurrency=8)
+    alone = _serving({"preset": "llama-3-70b"}, concurrency=4)
+    link = np.array(100.0)
+    rows = inference_throughput(
+        pipeline,
+        gpu_counts=4,
+        tensor_parallel=2,
+        pipeline_parallel=2,
+        pipeline_link_gbps=link,
+        tensor_parallel_gbps=link,
+        **common,
+    )
+    tp2 = inference_throughput(
+        alone, gpu_counts=2, tensor_parallel=2, pipeline_parallel=1, tensor_parallel_gbps=link, **common
+    )
+    sends = pipeline_send_seconds(pipeline, np.array(2.0), 4.0, link)
+    assert float(rows["decode_step_seconds"]) == pytest.approx(float(tp2["decode_step_seconds"] + sends))
+
+
+def test_a_v1_pipeline_row_says_its_throughput_is_an_upper_bound():
+    """[V1-SCHED] aud50k: V1's micro-batches follow arrival (vLLM PR #57433, +22.95% from balancing them); V0's
+    schedulers balance them, so a vllm_v0 row says nothing."""
+    compiled = _rank(_serving(**LLAMA70B_INT4)).results
+    three = next(row for row in compiled if row["gpus_per_instance"] == 3)
+    assert any("throughput is an upper bound" in r and "#57433" in r for r in three["reasons"]), three[
+        "reasons"
+    ]
+    v0 = _rank(
+        _serving(
+            **LLAMA70B_INT4,
+            inference={"concurrency": 1, "context_len": 4096, "output_tokens": 256, "engine": "vllm_v0"},
+        )
+    ).results
+    three = next(row for row in v0 if row["gpus_per_instance"] == 3)
+    assert not any("upper bound" in r for r in three["reasons"])
 
 
 # [QWEN2-72B] Qwen2-72B config.json: intermediate_size 29,568 = 231 groups of 128 (64 heads, 8 KV heads); Qwen pads
