@@ -78,8 +78,11 @@ def tensor_parallel_splits_mlp(spec: WorkloadSpec, tensor_parallel) -> np.ndarra
     for width in mlp_widths(spec):
         keep &= np.mod(float(width), degree) == 0
     unit, grouped, _ = mlp_split_unit(spec)
+    # at TP 1 nothing is split: the checkpoint loads in the layout it was quantized in (a published int4 / FP8
+    # checkpoint holds whole groups of its own; gpt-oss's MXFP4 groups are 32 wide, not AWQ's 128, x26e)
+    split = degree > 1
     for width in grouped:
-        keep &= np.mod(float(width) / degree, float(unit)) == 0
+        keep &= ~split | (np.mod(float(width) / degree, float(unit)) == 0)
     return keep
 
 
