@@ -93,16 +93,24 @@ AUTOCAST_SCORE_BYTES = 8.0
 # benchmark (docs/source/en/optimization/tome.md, diffusers 0.15.1): SD 1.5 on a V100 16GB ran 512 px at
 # batch 4 and ran out of memory at batch 8 and at 1024 px (tests/procurement/outside, round 4).
 EAGER_INFERENCE_SCORE_TENSORS = 3.0
-# Under torch.autocast (image.autocast, eager attention) the peak of diffusers' 2022 attention is wider than those
-# three 16-bit tensors: CrossAttention._attention (huggingface/diffusers v0.4.2 src/diffusers/models/attention.py
-# lines 276-284; v0.3.0 alike with einsum) keeps the 16-bit scores referenced while softmax, an fp32_set_opt_dtype
-# op (aten/src/ATen/autocast_mode.cpp, 1.10 through 2.x), writes fp32 probabilities (4 B) and the next matmul
-# (lower_precision_fp, cached_cast) makes their 16-bit copy (2 B): 2 + 4 + 2 = 8 B a score element live against the
-# 3 x 2 = 6 counted, and the caching allocator cannot place the 4-byte tensor in a freed 2-byte block. +2 B a
-# score element at the peak. Counted from the code; checked held out on [LAMBDA-AC] (lambda-diffusers PR #11,
-# diffusers 0.4.2, RTX A6000 memory_reserved 1 -> 4 images: autocast on minus off grows 0.48 GB an image,
-# this term 0.537 for SD 1.5 at 512 px: tests/procurement/outside/test_outside_autocast_memory_fix50s.py), not
-# fitted on the [LAMBDA-22] memory rows it is then compared with. The norms' fp32 outputs (and a 0.3.0 VAE
+# Under torch.autocast (image.autocast, eager attention) the peak of diffusers' 2022 attention is wider: in
+# CrossAttention._attention (huggingface/diffusers v0.4.2 src/diffusers/models/attention.py lines 278-281) the
+# matmul's 16-bit temporary is freed once `* scale` returns, softmax, an fp32_set_opt_dtype op
+# (aten/src/ATen/autocast_mode.cpp, 1.10 through 2.x), writes fp32 probabilities (4 B) that the caching allocator
+# cannot place in the freed 2-byte block (c10 CUDACachingAllocator: requests >= 10 MB get their own segment rounded
+# to 2 MB, no merge across segments), and the next matmul (lower_precision_fp, cached_cast) makes their 16-bit copy
+# (2 B) in that block: 2 + 4 + 2 = 8 B a score element reserved. v0.4.2 keeps the scaled scores referenced to the
+# end (8 B live); v0.3.0 rebinds `attn_slice` to softmax's output, so they die when softmax returns (6 B live),
+# reserved 8 B all the same. Without autocast the same code reserves 4 B (softmax's 16-bit output reuses the
+# temporary's block), so the code's on-minus-off is +4 B (1.094 GB an image for SD 1.5 at 512 px with CFG, against
+# 0.480 measured on [LAMBDA-AC]: lambda-diffusers PR #11, diffusers 0.4.2, RTX A6000 memory_reserved 1 -> 4
+# images); all three replayed through the allocator's rules in
+# tests/procurement/sizing/test_attention_allocator_autocast.py. This +2 B is not that count: it is the code's 8 B
+# on-peak less the product's own 6 B allowance for eager attention without autocast
+# (EAGER_INFERENCE_SCORE_TENSORS, diffusers 0.15's three tensors, 2 B above 0.4.2's off-peak), so the product's
+# total at the peak under autocast is the code's 8 B. Through the product's allocator allowances it adds 0.617 GB an
+# image reserved, -22.2% against [LAMBDA-AC]'s 0.480 (a strict xfail,
+# tests/procurement/outside/test_outside_autocast_memory_audit_aud50t.py). The norms' fp32 outputs (and a 0.3.0 VAE
 # decode's) are not counted in memory: autocast_memory_warning says so.
 AUTOCAST_PEAK_SCORE_EXTRA_BYTES = 2.0
 
@@ -618,8 +626,9 @@ def _inference_transient_bytes(spec, flash: bool) -> tuple[float, float, float]:
 
 
 def autocast_peak_score_bytes(spec, flash: bool, cost: Cost) -> float:
-    """Bytes torch.autocast adds to a sample's eager attention peak (`image.autocast`): the fp32 probabilities'
-    extra 2 B a score element (AUTOCAST_PEAK_SCORE_EXTRA_BYTES). 0 without autocast or with fused attention."""
+    """Bytes torch.autocast adds to a sample's eager attention peak (`image.autocast`): 2 B a score element
+    (AUTOCAST_PEAK_SCORE_EXTRA_BYTES), bringing the product's peak to the code's 8 B reserved under autocast; not
+    the code's on-minus-off (+4 B). 0 without autocast or with fused attention."""
     if flash or not spec.image.autocast:
         return 0.0
     return AUTOCAST_PEAK_SCORE_EXTRA_BYTES * cost.largest_scores
@@ -627,13 +636,19 @@ def autocast_peak_score_bytes(spec, flash: bool, cost: Cost) -> float:
 
 # The memory under image.autocast counts only the attention peak's fp32 probabilities: the run's other fp32
 # tensors (the norms' outputs, and on diffusers 0.3.0 the VAE decode's upcast norms) are not walked for memory.
-# [LAMBDA-22]'s memory column (lambda-diffusers @0c9fbc7, diffusers 0.3.0) reads 20.6-22.7% above this product
-# at 4 and 8 images a call (tests/procurement/outside/test_outside_autocast_audit_aud50s.py).
+# Measured 2022 diffusers 0.3.0 rows under autocast (LambdaLabsML/lambda-diffusers benchmark.csv, memory_reserved
+# after one call) against this product's figure: the 2469d61 script's rows (@cc81843: Quadro RTX 8000 1-16 images,
+# RTX A6000 1 / 16, A100 80GB 28) read -13.5% (RTX 8000, 16 images: 38.18 GB against 44.15) to +4.4%; the rows
+# the earlier c6598a5 script measured (before `revision="fp16"`) +20.6% / +20.8% (RTX A6000 / RTX 3090, 4 images)
+# and +22.7% (A100 80GB, 8 images)
+# (tests/procurement/outside/test_outside_autocast_memory_audit_aud50t.py, test_outside_autocast_audit_aud50s.py).
 AUTOCAST_MEMORY_WARNING = (
-    "image.autocast: the memory counts autocast's fp32 attention probabilities (+2 bytes a score element at the "
-    "attention peak) but not its other fp32 tensors (the GroupNorm / LayerNorm outputs; on diffusers 0.3.0 the "
-    "VAE decode's upcast norms and attention): 2022 diffusers 0.3.0 runs under autocast reserved up to about a "
-    "quarter more than this figure at 4 to 8 images a call; allow for it"
+    "image.autocast: the memory counts autocast's fp32 attention probabilities (8 bytes a score element reserved at "
+    "the attention peak, 2 above the three 16-bit score tensors counted without it) but not its other fp32 tensors "
+    "(the GroupNorm / LayerNorm outputs; on diffusers 0.3.0 the VAE decode's upcast norms and attention): measured "
+    "2022 diffusers 0.3.0 runs under autocast reserved from 13.5% less (Quadro RTX 8000, 16 images a call) to 4% "
+    "more than this figure, and 21-23% more (RTX A6000 / RTX 3090 at 4 images, A100 at 8) in rows an earlier "
+    "version of the same benchmark script measured; allow for it"
 )
 
 
