@@ -123,3 +123,29 @@ def test_the_form_carries_the_field():
     assert spec_from_knobs(knobs)["cross_entropy"] == "shifted_autocast"
     assert "cross_entropy" not in spec_from_knobs(knobs | {"cross_entropy": "fp32_softmax"})
     assert "cross_entropy" not in spec_from_knobs(knobs | {"task": "inference"})
+
+
+def test_the_shifted_16bit_loss_holds_6_bytes_in_16_bit_and_12_in_fp32():
+    # fix50q (aud50q item 5): Qwen-1's loss under DeepSpeed's own fp16 / bf16 engine, no autocast: 2 (16-bit
+    # logits) + 2 (16-bit shifted copy) + 2 (16-bit log-softmax) = 6 B x V; in fp32 4 + 4 + 4 = 12.
+    assert logits_bytes_per_token(_qlora(cross_entropy="shifted_16bit")) == 6 * VOCAB == 769_536
+    spec = _qlora(cross_entropy="shifted_16bit", precision="fp32", task="lora")
+    assert logits_bytes_per_token(spec) == 12 * VOCAB
+
+
+def test_full_recomputation_charges_the_larger_of_the_loss_and_the_recomputed_layer():
+    # fix50q: per token 32 layers x 2h (8,192) kept + max(loss, the recomputed layer 167,936) (torch v2.0.0
+    # torch/utils/checkpoint.py: CheckpointFunction.backward rebuilds the layer after the loss's nodes freed their
+    # tensors). fp32_softmax: max(513,024, 167,936) = 513,024; torchtune keeps its shifted fp32 logits (4 x V =
+    # 513,024) through backward (pytorch/torchtune@a95c6b93 train()), so max(16 x V = 2,052,096, 167,936 +
+    # 513,024) = 2,052,096. Selective recomputation keeps the sum (nothing is recomputed after the loss there).
+    seq = 5789
+    kept = 32 * 8_192
+    for loss, per_token in (("fp32_softmax", kept + 513_024), ("torchtune", kept + 2_052_096)):
+        activations = memory_breakdown_scalar(_qlora(cross_entropy=loss))["activations_gib"] * GIB
+        assert activations == pytest.approx(per_token * seq), loss
+    # A tiny vocabulary: the recomputed layer is the larger, plus torchtune's held 4 x V.
+    small = {"preset": "llama-3.1-8b", "vocab_size": 8_000}
+    tt = _qlora(cross_entropy="torchtune", model=small)
+    activations = memory_breakdown_scalar(tt)["activations_gib"] * GIB
+    assert activations == pytest.approx((kept + 167_936 + 4 * 8_000) * seq)
