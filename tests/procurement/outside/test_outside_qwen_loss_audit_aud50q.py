@@ -234,7 +234,12 @@ def test_a_bad_cross_entropy_value_names_the_field_and_the_new_value():
 
 def test_cross_entropy_on_an_inference_spec_is_refused_naming_the_field():
     """fix50q (aud50q item 7's note): an inference run computes no loss; the field was accepted without a word."""
-    serve = {"task": "inference", "model": MODELS["7b"], "precision": "bf16", "cross_entropy": "shifted_autocast"}
+    serve = {
+        "task": "inference",
+        "model": MODELS["7b"],
+        "precision": "bf16",
+        "cross_entropy": "shifted_autocast",
+    }
     with pytest.raises(WorkloadSpecError) as err:
         parse_workload_spec(serve)
     assert "cross_entropy" in str(err.value) and "training task" in str(err.value)
