@@ -763,18 +763,6 @@ def logits_bytes_per_token(spec: WorkloadSpec, tensor_parallel: bool = False) ->
     return LOGITS_BYTES.value * vocab
 
 
-def loss_bytes_held_through_backward(spec: WorkloadSpec) -> float:
-    """Per token, the loss's vocabulary-sized bytes the training loop itself keeps alive through the whole
-    backward (so beside the last block's recomputation, memory._loss_and_recompute_bytes): torchtune's early
-    recipes hold the shifted fp32 logits (`logits = logits[..., :-1, :].contiguous()` in train(), pytorch/torchtune
-    @a95c6b93), 4 bytes x V. Every other stated loss lets its tensors go with its autograd nodes (HF Trainer's
-    compute_loss returns the loss only; torchtitan `del pred`; Megatron-Core's saved softmax is freed by its
-    backward)."""
-    if spec.cross_entropy == "torchtune":
-        return 4.0 * float(spec.model.vocab_size)
-    return 0.0
-
-
 def _loss_notes(spec: WorkloadSpec) -> list[str]:
     """The stated cross entropy's per-token bytes, in words (the default adds none)."""
     vocab = spec.model.vocab_size

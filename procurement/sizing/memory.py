@@ -41,7 +41,6 @@ from procurement.sizing.bytes_model import (
     activation_scale,
     adamw_for_loop_temporary_params,
     adamw_step_temporary_states,
-    loss_bytes_held_through_backward,
     op_level_saved_bytes_per_token,
     op_level_saved_matmuls,
     saved_module_peak_bytes,
@@ -322,34 +321,16 @@ def _training_activation_bytes(spec, state: StateBytes, tp, pp, flash: bool) -> 
     if v > 1:  # p (1 + (p - 1) / (p v)), capped by the step's m micro-batches (pipeline_split.py)
         in_flight = np.minimum(micro_batches * v, v * pp + pp - 1.0) / v
     logits = np.where(tp > 1, state.logits_bytes_per_token_tensor_parallel, state.logits_bytes_per_token)
-    loss_end = _loss_and_recompute_bytes(spec, logits, recompute_peak)
     first_stage = (layers / pp) * in_flight * kept_per_layer + recompute_peak
-    last_stage = (layers / pp) * kept_per_layer + loss_end
-    single_stage = (layers / pp) * in_flight * kept_per_layer + loss_end
-    per_token = np.where(pp > 1, np.maximum(first_stage, last_stage), single_stage)
+    last_stage = (layers / pp) * kept_per_layer + recompute_peak + logits
+    per_token = np.where(pp > 1, np.maximum(first_stage, last_stage), first_stage + logits)
     split = stage_split(par, spec.model.num_layers)
     if split is not None:  # a stated split: the stage keeping the most layer x micro-batches, or the last
         held, held_last = heaviest_stage_layer_batches(split, par.virtual_pipeline, micro_batches)
-        last = held_last * kept_per_layer + loss_end
+        last = held_last * kept_per_layer + recompute_peak + logits
         stated = np.maximum(held * kept_per_layer + recompute_peak, last)
         per_token = np.where(pp == par.pipeline_parallel, stated, per_token)
     return per_token * tokens / (tp * par.context_parallel)
-
-
-def _loss_and_recompute_bytes(spec, logits, recompute_peak):
-    """Per token, the loss's vocabulary-sized tensors and the recomputed block's transient on the stage that
-    holds the output layer. Under full recomputation they are not alive together (fix50q, aud50q item 3): the
-    forward runs each block without keeping its inside (reentrant: under no_grad; non-reentrant: its saved
-    tensors packed away), and backward reaches the last block's checkpoint only after the loss's nodes ran and
-    released what they saved (torch v2.0.0 torch/utils/checkpoint.py: CheckpointFunction.backward recomputes
-    `ctx.run_function(*detached_inputs)` inside its own backward node; `_checkpoint_without_reentrant`'s unpack
-    hook recomputes on the block's first saved-tensor read, also after the loss's nodes). So the peak is the
-    larger of the two, plus what the training loop itself holds through backward (torchtune's shifted fp32
-    logits, bytes_model.loss_bytes_held_through_backward). Other checkpointing keeps the block's tensors
-    alongside the loss: the sum."""
-    if spec.gradient_checkpointing != "full":
-        return recompute_peak + logits
-    return np.maximum(logits, recompute_peak + loss_bytes_held_through_backward(spec))
 
 
 def _kept_per_layer(spec, state: StateBytes, flash: bool, tp) -> tuple:

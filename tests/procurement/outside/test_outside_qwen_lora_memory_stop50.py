@@ -48,49 +48,29 @@ QWEN_LORA_MEMORY = {
 #       19.99 (-16.0%) -> 22.42 (-5.8%), 22.04 (-25.8%) -> 26.91 (-9.4%), 26.14 (-28.6%) -> 35.88 (-2.0%)
 #  14B  32.10 (-7.2%) -> 32.41 (-6.3%), 32.40 (-7.7%) -> 33.01 (-6.0%), 33.01 (-6.5%) -> 34.23 (-3.0%),
 #       34.22 (-8.5%) -> 36.66 (-2.0%), 36.64 (-13.8%) -> 41.51 (-2.3%), 41.49 (-24.8%) -> 51.23 (-7.2%)
-# fix50q (aud50q item 3): under full recomputation the loss chain and the recomputed block are not alive together
-# (memory._loss_and_recompute_bytes: max, not sum), so every row loses the block's transient a token:
-#  1.8B 5.53 -> 5.51 (-17.7%), 6.03 -> 5.99 (-19.0%), 7.03 -> 6.96 (-17.2%), 9.03 -> 8.88 (-19.3%),
-#       13.04 -> 12.73 (-21.4%), 21.04 -> 20.43 (-6.3%)
-#  7B   18.50 -> 18.46 (-8.1%), 19.06 -> 18.98 (-6.9%), 20.18 -> 20.03 (-6.8%), 22.42 -> 22.12 (-7.1%),
-#       26.91 -> 26.29 (-11.5%, out), 35.88 -> 34.65 (-5.3%)
-#  14B  32.41 -> 32.36 (-6.5%), 33.01 -> 32.92 (-6.2%), 34.23 -> 34.04 (-3.6%), 36.66 -> 36.27 (-3.0%),
-#       41.51 -> 40.75 (-4.1%), 51.23 -> 49.70 (-9.97%: inside the bar by 0.02 GiB, not the xfail aud50q expected)
 OURS = {
-    "1.8b": (5.51, 5.99, 6.96, 8.88, 12.73, 20.43),
-    "7b": (18.46, 18.98, 20.03, 22.12, 26.29, 34.65),
-    "14b": (32.36, 32.92, 34.04, 36.27, 40.75, 49.70),
+    "1.8b": (5.53, 6.03, 7.03, 9.03, 13.04, 21.04),
+    "7b": (18.50, 19.06, 20.18, 22.42, 26.91, 35.88),
+    "14b": (32.41, 33.01, 34.23, 36.66, 41.51, 51.23),
 }
 QWEN_1_8B_SHORT_MISS = (
-    "UNEXPLAINED (qwenmem; fix50q): [QWEN] Qwen-1.8B LoRA {seq} tokens {pub} G, ours {ours} GiB ({gap}); before the "
-    "loss term {before}. The residual is neither fixed nor per-token: with the loss chain and the recomputed block "
-    "no longer summed (fix50q) the 1.8B is short by 1.19 / 1.41 / 1.44 / 2.12 / 3.47 / 1.37 GiB from 256 to 8,192 "
-    "tokens (it rises to 4k, then falls: the 4k row is out of line with its neighbours). A least-squares slope over "
-    "the README's six lengths (aud50q: 1.05 fragmentation, the kept inputs removed) implies 12.4 / 12.7 / 14.9 B x "
-    "V a token for the 1.8B / 7B / 14B against the 12 counted from code (bytes_model shifted_autocast), so a part "
-    "scales with length (0.4-2.9 B x V a token, unlocated) and the rest, 1.2-1.4 GiB at 256 and 8k, does not. "
-    "Leads, unsized: a fixed 1-1.5 GiB of a one-GPU HF Trainer run (the caching allocator's reserve as the README's "
-    "tool read it, CUDA / cuBLAS / flash-attn workspaces) plus a per-token term beyond the loss chain; a per-step "
-    "allocated peak from the run would separate them."
-)
-QWEN_LONG_MISS = (
-    "UNEXPLAINED (fix50q, per aud50q): [QWEN] Qwen-{size} LoRA {seq} tokens {pub} G, ours {ours} GiB ({gap}); "
-    "qwenmem's {before} landed on the loss chain summed with the recomputed block, which are not alive together "
-    "(torch v2.0.0 torch/utils/checkpoint.py: the block is rebuilt in its checkpoint's backward node after the "
-    "loss's nodes freed their tensors; test_outside_qwen_loss_audit_aud50q.py::"
-    "test_the_loss_chain_and_the_recomputed_block_do_not_add). Short by 3.41 GiB; the 7B's other rows are short by "
-    "1.64 / 1.42 / 1.47 / 1.68 / 1.95 GiB (256 ... 8k), so the 4k row is out of line by ~1.6 GiB as the 1.8B's 4k "
-    "is. Lead: the README's slopes imply 12.7 B x V a token for the 7B against 12 counted (aud50q), plus the "
-    "1.8B's fixed 1-1.5 GiB (QWEN_1_8B_SHORT_MISS); unsized."
+    "UNEXPLAINED (qwenmem; fix50q; fix50q2): [QWEN] Qwen-1.8B LoRA {seq} tokens {pub} G, ours {ours} GiB ({gap}); "
+    "before the loss term {before}. The residual is neither fixed nor per-token: the 1.8B is short by 1.17 / 1.37 / "
+    "1.37 / 1.97 / 3.16 / 0.76 GiB from 256 to 8,192 tokens (it rises to 4k, then falls: the 4k row is out of line "
+    "with its neighbours). A least-squares slope over the README's six lengths (aud50q: 1.05 fragmentation, the "
+    "kept inputs removed) implies 12.4 / 12.7 / 14.9 B x V a token for the 1.8B / 7B / 14B against the 12 counted "
+    "from code (bytes_model shifted_autocast), so a part may scale with length (unlocated) and the rest, 0.8-1.2 "
+    "GiB at 256 and 8k, does not. Leads, unsized: a fixed ~1 GiB of a one-GPU HF Trainer run (the caching "
+    "allocator's reserve as the README's tool read it, CUDA / cuBLAS / flash-attn workspaces) plus a per-token "
+    "term beyond the loss chain; a per-step allocated peak from the run would separate them."
 )
 MISSES = {
-    ("1.8b", 256): ("5.51", "-17.7%", "-22.0%"),
-    ("1.8b", 512): ("5.99", "-19.0%", "-26.7%"),
-    ("1.8b", 1024): ("6.96", "-17.2%", "-30.8%"),
-    ("1.8b", 2048): ("8.88", "-19.3%", "-40.0%"),
-    ("1.8b", 4096): ("12.73", "-21.4%", "-49.6%"),
+    ("1.8b", 256): ("5.53", "-17.4%", "-22.0%"),
+    ("1.8b", 512): ("6.03", "-18.5%", "-26.7%"),
+    ("1.8b", 1024): ("7.03", "-16.3%", "-30.8%"),
+    ("1.8b", 2048): ("9.03", "-17.9%", "-40.0%"),
+    ("1.8b", 4096): ("13.04", "-19.5%", "-49.6%"),
 }
-LONG_MISSES = {("7b", 4096): ("26.29", "-11.5%", "26.91 (-9.4%)")}
 
 
 def _breakdown(size: str, seq: int, **fields) -> dict:
@@ -106,12 +86,6 @@ def _params():
                 ours, gap, before = MISSES[(size, seq)]
                 reason = QWEN_1_8B_SHORT_MISS.format(
                     seq=seq, pub=published[i], ours=ours, gap=gap, before=before
-                )
-                marks = (pytest.mark.xfail(strict=True, reason=reason),)
-            if (size, seq) in LONG_MISSES:
-                ours, gap, before = LONG_MISSES[(size, seq)]
-                reason = QWEN_LONG_MISS.format(
-                    size=size.upper(), seq=seq, pub=published[i], ours=ours, gap=gap, before=before
                 )
                 marks = (pytest.mark.xfail(strict=True, reason=reason),)
             out.append(pytest.param(size, seq, published[i], OURS[size][i], marks=marks, id=f"{size}-{seq}"))
@@ -144,35 +118,19 @@ def test_the_term_adds_8_bytes_a_vocabulary_entry_and_token_to_the_activations(s
         assert (after - before) * GIB == pytest.approx(8.0 * vocab * seq, rel=1e-9)
 
 
-GROWTH_14B_MISS = (
-    "UNEXPLAINED (fix50q, per aud50q): [QWEN] the 14B adds 20.1 G from 512 to 8,192 tokens, ours 16.78 GiB (-16.5%); "
-    "18.22 (-9.4%) before the loss chain and the recomputed block stopped being summed (they are not alive "
-    "together: torch v2.0.0 CheckpointFunction.backward). The README's 14B slope implies 14.9 B x V a token against "
-    "the 12 counted from Qwen-1's code (aud50q's least squares over six lengths); the 1.8B / 7B growths land "
-    "(+0.2 / -3.3%). Lead: a per-token term of the 14B run beyond the loss chain (its 8k row is also the one "
-    "whose LoRA total sits at -9.97%), unsized."
-)
-
-
-@pytest.mark.parametrize(
-    "size",
-    ["1.8b", "7b", pytest.param("14b", marks=pytest.mark.xfail(strict=True, reason=GROWTH_14B_MISS))],
-)
-def test_the_growth_with_length_is_the_loss_chains(size):
-    """[QWEN] the memory a model adds from 512 to 8,192 tokens, published vs ours: 1.8B 14.4 vs 14.43 G (+0.2%), 7B
-    16.2 vs 15.66 (-3.3%), 14B 20.1 vs 16.78 (-16.5%) (fix50q: max, not sum; qwenmem's 15.01 / 16.82 / 18.22);
-    before the term 5.88 (-59%), 7.69 (-53%), 9.09 (-55%). The length-independent terms cancel, so this checks
-    the per-token count alone."""
-    published = QWEN_LORA_MEMORY[size]
-    ours = _breakdown(size, 8192)["total_per_gpu_gib"] - _breakdown(size, 512)["total_per_gpu_gib"]
-    assert abs(ours / (published[5] - published[1]) - 1) < LLM_MEMORY
+def test_the_growth_with_length_is_the_loss_chains():
+    """[QWEN] the memory a model adds from 512 to 8,192 tokens, published vs ours: 1.8B 14.4 vs 15.01 G (+4.2%), 7B
+    16.2 vs 16.82 (+3.8%), 14B 20.1 vs 18.22 (-9.4%); before the term 5.88 (-59%), 7.69 (-53%), 9.09 (-55%). The
+    length-independent terms cancel, so this checks the per-token count alone."""
+    for size, published in QWEN_LORA_MEMORY.items():
+        ours = _breakdown(size, 8192)["total_per_gpu_gib"] - _breakdown(size, 512)["total_per_gpu_gib"]
+        assert abs(ours / (published[5] - published[1]) - 1) < LLM_MEMORY, size
 
 
 @pytest.mark.parametrize(("size", "seq", "published", "ours"), _params())
 def test_qwen_lora_memory_on_one_a100(size, seq, published, ours):
-    """[QWEN] LoRA memory at every length, bar 10%: 12 of 18 pass (fix50q; qwenmem's 13 of 18 counted the loss
-    chain and the recomputed block summed); the 1.8B at 256-4,096 tokens miss by 1.2-3.5 GiB and the 7B at 4,096
-    by 3.4 GiB (strict xfails, UNEXPLAINED); the 14B at 8,192 passes at -9.97%."""
+    """[QWEN] LoRA memory at every length, bar 10%: 13 of 18 pass; the 1.8B at 256-4,096 tokens miss by 1.2-3.2
+    GiB that is not proportional to length (strict xfails, UNEXPLAINED)."""
     total = _breakdown(size, seq)["total_per_gpu_gib"]
     assert total == pytest.approx(ours, abs=0.01)  # the figure NOTES records
     assert total == pytest.approx(published, rel=LLM_MEMORY)  # one memory case of the outside ledger

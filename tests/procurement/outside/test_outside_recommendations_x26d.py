@@ -648,26 +648,7 @@ def test_unsloth_8b_qlora_at_the_24gb_limit_runs_on_a_4090(bundled_catalog):
     assert candidate(unsloth_qlora(5789), RTX_4090)["verdict"] in FEASIBLE
 
 
-MAXSUM_NOTE = (
-    "The max follows the code's order (HF's reentrant checkpoint rebuilds the last layer after the loss's "
-    "nodes freed their tensors: torch v2.0.0 torch/utils/checkpoint.py CheckpointFunction.backward), but this "
-    "growth, torchtitan's 8B CP rows (x26f), the Qwen README's 7B 4k / 14B growth and Qwen-VL's growth all fit the "
-    "sum better: something of about the recomputed layer's size is alive at the loss's backward that the product "
-    "does not name. Lead: an allocated-memory trace (torch memory snapshot) of the run at the loss / last-layer "
-    "boundary; unsized."
-)
-
-
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "UNEXPLAINED (fix50q): [UNSLOTH] HF + FA2 grows 2.47 MB a token (24 GB at 5,789 -> 80 GB at 28,454 "
-        "tokens); ours 2.16 MB (-12.6%), 2.34 MB (-5.4%) while the HF loss (14 B x 128,256) and the recomputed "
-        "layer (167,936 B) were summed: 1.05 x (32 x 8,192 + max(167,936, 1,795,584)) = 2,160,614 B. "
-        + MAXSUM_NOTE
-    ),
-)
 def test_unsloth_8b_qlora_memory_per_token_within_10_percent(bundled_catalog):
     """Was a strict xfail: "[UNSLOTH] HF + FA2 grows 56e9 B over 28,454 - 5,789 = 22,665 tokens (24 GB -> 80 GB
     limits): 2.47 MB a token. Product peak 12.83 GiB at 5,789 and 33.73 GiB at 28,454: 0.99 MB a token (-60%).

@@ -166,25 +166,11 @@ def titan_8b_cp(cp: int) -> dict:
 TT_8B_CP = {1: (3890, 83.9), 2: (2540, 84.2), 4: (1071, 84.0), 8: (548, 84.5)}
 
 
-TT_8B_CP_MISS = (
-    "UNEXPLAINED (fix50q): [TT2412] Llama 3.1 8B, 32,768 tokens a GPU, full AC (torchtitan's non-reentrant "
-    "checkpoint_wrapper), eager torchtitan loss: published 83.9-84.5 GiB, ours 75.05 GiB (-10.5% .. -11.2%); "
-    "80.43 (-4.1% .. -4.8%) while "
-    "the loss (12 B x 128,256 a token) and the recomputed block (5.38 GiB at 32,768 tokens) were summed. The "
-    "max is the code's order, but this row, Unsloth's HF per-token growth (x26d), the Qwen README's 7B 4k / 14B "
-    "growth and Qwen-VL's growth all fit the sum better: something of about the recomputed block's size is alive "
-    "at the loss's backward that the product does not name. Lead: a per-step allocated-memory trace (torch "
-    "memory snapshot) of one such run at the loss / last-block boundary; unsized."
-)
-
-
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=TT_8B_CP_MISS)
 @pytest.mark.parametrize("cp", [1, 2, 4, 8])
 def test_tt_8b_long_context_cp_memory_within_10_percent(bundled_catalog, cp):
     """Product 80.43 GiB at every row (-4.1% .. -4.8%); 'does_not_fit' on the 80 GB H100, which is right: the
-    published 83.9-84.5 GiB ran on 96 GB parts. On the 94 GB H100 NVL the rows fit. fix50q: 75.05 GiB (-10.5% ..
-    -11.2%), strict xfail (TT_8B_CP_MISS)."""
+    published 83.9-84.5 GiB ran on 96 GB parts. On the 94 GB H100 NVL the rows fit."""
     published = TT_8B_CP[cp][1]
     assert candidate(titan_8b_cp(cp), H100)["memory"]["total_per_gpu_gib"] == pytest.approx(
         published, rel=0.10
@@ -718,8 +704,7 @@ def test_tt_reserved_columns_admit_no_single_allocator_reserve(bundled_catalog):
     mi300x = tensors_gib(candidate(TITAN_BF16, MI300X))
     assert gap(one_f_one_b * median, 82.5) == pytest.approx(-0.115, abs=0.002)
     assert gap(cp1 * median, 75.3) == pytest.approx(-0.030, abs=0.002)
-    # fix50q: -0.012 -> -0.094 (the loss and the recomputed block no longer summed under full AC; see TT_8B_CP_MISS)
-    assert gap(titan_70b_2d * median, 71.9) == pytest.approx(-0.094, abs=0.002)
+    assert gap(titan_70b_2d * median, 71.9) == pytest.approx(-0.012, abs=0.002)
     assert gap(mi300x * median, 39.09e9 / 2**30) == pytest.approx(0.163, abs=0.002)
     assert 82.5 * 0.9 / one_f_one_b > 39.09e9 / 2**30 * 1.1 / mi300x
 

@@ -182,13 +182,14 @@ QWEN_EMB_ABSOLUTE_MISS = (
     "UNEXPLAINED (aud49z; qwenmem), inherited from the LoRA sibling, not the copies: [QWEN] {size} {seq} LoRA (emb) "
     "{pub} G, ours {ours:.2f} GiB ({gap:+.1%}); the same README's LoRA row at this length reads {lora_gap:+.1%} in "
     "ours, while the copies' delta lands (test_fix49e_copies_delta_on_held_out_qwen_rows). The long-sequence term "
-    "is landed (cross_entropy shifted_autocast). What is left is not fixed (fix50q corrects qwenmem's reading): "
-    "with the loss chain and the recomputed block no longer summed, the 1.8B LoRA rows miss by 1.19 / 1.41 / 1.44 "
-    "/ 2.12 / 3.47 / 1.37 GiB from 256 to 8,192 tokens (7B 1.64 to 1.95 with 3.41 at 4k, 14B 2.24 to 5.50), and "
-    "the README's slopes imply 12.4 / 12.7 / 14.9 B x V a token (1.8B / 7B / 14B, aud50q's least squares) "
-    "against the 12 counted: part of it scales with length. Leads, unsized: a fixed 1-1.5 GiB of a one-GPU HF "
-    "Trainer run (the caching allocator's reserve as the README's tool read it, CUDA / library workspaces) plus a "
-    "per-token term beyond the loss chain (test_outside_qwen_lora_memory_stop50.py QWEN_1_8B_SHORT_MISS)."
+    "is landed (cross_entropy shifted_autocast). What is left is not fixed (fix50q corrects qwenmem's reading; "
+    "fix50q2's numbers, the loss chain and the recomputed block summed): the 1.8B LoRA rows miss by 1.17 / 1.37 / "
+    "1.37 / 1.97 / 3.16 / 0.76 GiB from 256 to 8,192 tokens (7B 1.60 to 0.72, 14B 2.19 to 0.74 GiB, inside the "
+    "bar on their larger totals), and the README's slopes imply 12.4 / 12.7 / 14.9 B x V a token (1.8B / 7B / "
+    "14B, aud50q's least squares) against the 12 counted: part of it may scale with length. Leads, unsized: a "
+    "fixed ~1 GiB of a one-GPU HF Trainer run (the caching allocator's reserve as the README's tool read it, CUDA "
+    "/ library workspaces) plus a per-token term beyond the loss chain (test_outside_qwen_lora_memory_stop50.py "
+    "QWEN_1_8B_SHORT_MISS)."
 )
 
 
@@ -213,7 +214,5 @@ def test_fix49e_held_out_qwen_lora_emb_memory(size, seq, pub):
     """[QWEN] LoRA (emb) memory at the held-out lengths, bar 10%: 7B 1k / 2k -7.5 / -4.9%, 14B 1k / 2k -2.8 /
     -6.9% pass; qwenmem (Qwen-1's loss under autocast stated): 7B 4k / 8k -3.4 / -3.4%, 14B 4k / 8k -2.8 / -4.1%,
     1.8B 256 / 2k / 4k / 8k -10.0 (-9.97) / -3.9 / -6.0 / -4.3% pass; 1.8B 512 / 1024 (-11.9 / -10.6%) miss with
-    their LoRA siblings (strict xfails, reasons computed). fix50q (max, not sum, under full recomputation): 7B 2k
-    / 4k / 8k -5.8 / -5.0 / -6.0%, 14B 2k / 4k / 8k -7.4 / -4.1 / -6.3%, 1.8B 2k / 4k / 8k -4.9 / -7.6 / -6.5%
-    pass; 1.8B 1024 -10.6 -> -11.2% (still a strict xfail); 1.8B 256 / 512 and 7B / 14B 1k unchanged."""
+    their LoRA siblings (strict xfails, reasons computed)."""
     assert abs(_total(_emb_spec(size, seq)) / pub - 1) < LLM_MEMORY

@@ -33,13 +33,10 @@ def test_it_reproduces_korthikanti_activations_for_a_gpt_layer():
 def test_it_sizes_full_finetuning_with_checkpointing_by_hand():
     workload = spec(micro_batch_size=2, seq_len=1024, gradient_checkpointing="full")
     result = memory(workload)
-    # Full recomputation keeps 2sbh per layer, and the larger of one full layer during backward and the fp32
-    # logits (fix50q: the loss's tensors are freed before the last layer is recomputed, torch v2.0.0
-    # torch/utils/checkpoint.py CheckpointFunction.backward; the sum before).
+    # Full recomputation keeps 2sbh per layer, one full layer during backward, and fp32 logits.
     tokens, h, layers = 2 * 1024, 4096, 32
     full_layer = layer_activation_bytes_per_token(workload.model, 1024, False)
-    assert full_layer > 4 * 32000
-    expected = tokens * (layers * 2 * h + max(full_layer, 4 * 32000))
+    expected = tokens * (layers * 2 * h + full_layer + 4 * 32000)
     assert result["activations_gib"] == pytest.approx(expected / GIB)
     assert result["weights_gib"] == pytest.approx(P7 * 2 / GIB)
     assert result["gradients_gib"] == pytest.approx(P7 * 2 / GIB)
