@@ -735,6 +735,13 @@ def logits_bytes_per_token(spec: WorkloadSpec, tensor_parallel: bool = False) ->
     the shifted copy is gone, 2 + 4 + 4 = 10 bytes x V, below the peak). In fp32
     (no autocast): 4 + 4 + 0 + 4 = 12 as well. Without autocast in 16 bits (DeepSpeed's own bf16 / fp16 engine)
     the log-softmax would run in 16 bits: not this value.
+
+    shifted_16bit: the same model loss without autocast (DeepSpeed's own bf16 / fp16 engine: the Qwen README's
+    finetune_lora_ds.sh and finetune_qlora_single_gpu.sh, QwenLM/Qwen @e8e15962; accelerate does not wrap the
+    forward under DeepSpeed), so log_softmax and nll_loss run in the logits' dtype (fix50q, aud50q item 5).
+    Forward: the 16-bit logits, the 16-bit shifted copy and the 16-bit log-softmax, 2 + 2 + 2 = 6 bytes x V;
+    backward at log-softmax's: the saved log-softmax, nll_loss's gradient and the input gradient, 6 bytes x V.
+    3 x the compute dtype's bytes x V (12 in fp32, as shifted_autocast).
     """
     vocab = float(spec.model.vocab_size)
     if spec.cross_entropy == "torchtitan":
@@ -751,6 +758,8 @@ def logits_bytes_per_token(spec: WorkloadSpec, tensor_parallel: bool = False) ->
         return 16.0 * vocab
     if spec.cross_entropy == "shifted_autocast":
         return 12.0 * vocab
+    if spec.cross_entropy == "shifted_16bit":
+        return 3.0 * compute_bytes(spec) * vocab
     return LOGITS_BYTES.value * vocab
 
 
@@ -784,6 +793,12 @@ def _loss_notes(spec: WorkloadSpec) -> list[str]:
             "the model's own loss under torch autocast: 16-bit logits, their shifted 16-bit copy, autocast's fp32 "
             f"copy and the fp32 log-softmax, 12 bytes x {vocab:,} vocabulary a token (as much at log-softmax's "
             "backward)"
+        ]
+    if spec.cross_entropy == "shifted_16bit":
+        return [
+            "the model's own loss without autocast (DeepSpeed's 16-bit engine): 16-bit logits, their shifted "
+            f"16-bit copy and a 16-bit log-softmax, {logits_bytes_per_token(spec) / vocab:g} bytes x {vocab:,} "
+            "vocabulary a token (as much at log-softmax's backward)"
         ]
     if spec.cross_entropy == "fused":
         return [

@@ -149,6 +149,7 @@ TORCH_VERSION_PATTERN = re.compile(
 # shifted_autocast: the model's own loss on its compute-dtype logits, no upcast (`lm_logits[..., :-1, :].contiguous()`,
 # nn.CrossEntropyLoss: Qwen-1's modeling_qwen.py, and any model code that computes its loss so) under torch
 # autocast (HF Trainer --bf16 / --fp16 without DeepSpeed), which runs log_softmax in fp32: 12 bytes x V.
+# shifted_16bit: the same loss without autocast (DeepSpeed's own bf16 / fp16 engine), log_softmax in 16 bits: 6 bytes x V.
 CROSS_ENTROPY = (
     "fp32_softmax",
     "huggingface",
@@ -157,6 +158,7 @@ CROSS_ENTROPY = (
     "fused",
     "torchtune",
     "shifted_autocast",
+    "shifted_16bit",
 )
 # Training attention: engine, at the run's fitted efficiency; or a named kernel's published causal speed
 # (attention_kernels.py): PyTorch SDPA's FlashAttention-2, Transformer Engine's cuDNN, FlashAttention-3.
@@ -1739,6 +1741,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     _check_packed_samples(reader, spec)
     _check_max_seq_len(reader, spec)
     _check_zero_grad(reader, spec)
+    _check_cross_entropy(reader, spec)
     _check_optimizer_impl(reader, spec)
     if model_known:
         _check_recompute_modules(reader, spec)
@@ -1840,6 +1843,15 @@ _PERSISTENT_GRADIENT_STACKS = {
     "llm_c": "llm.c zeroes its grads_memory in place (gpt2_zero_grad's cudaMemset)",
     "maxtext": "MaxText is JAX: there is no torch zero_grad",
 }
+
+
+def _check_cross_entropy(reader: _Reader, spec: WorkloadSpec) -> None:
+    """The training loss's vocabulary-sized tensors: an inference run computes no loss (aud50q item 7)."""
+    if spec.cross_entropy != "fp32_softmax" and not spec.is_training:
+        reader.error(
+            "cross_entropy",
+            f"says how a training run computes its loss: needs a training task, got {spec.task}; leave it out",
+        )
 
 
 def _check_zero_grad(reader: _Reader, spec: WorkloadSpec) -> None:

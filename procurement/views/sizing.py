@@ -159,8 +159,8 @@ KNOB_LABELS = {
         "Loss (cross entropy) as computed",
         "training, language models: the vocabulary-sized tensors a token (docs/workload-spec.md): fp32_softmax "
         "(Megatron-Core, 4 x V bytes) / huggingface (transformers 4.46-4.48, 14) / shifted_autocast (the model's "
-        "own loss on 16-bit logits under torch autocast, e.g. Qwen-1, 12) / torchtitan / compiled / fused / "
-        "torchtune",
+        "own loss on 16-bit logits under torch autocast, e.g. Qwen-1, 12) / shifted_16bit (the same under "
+        "DeepSpeed's 16-bit engine, no autocast, 6) / torchtitan / compiled / fused / torchtune",
     ),
     "training_stack": (
         "Training software stack",

@@ -289,10 +289,13 @@ def qwen_lora_spec(model: dict, seq: int, gpus: int, *, qlora: bool = False) -> 
     qwenmem (stop 50): the same autocast runs the loss of Qwen-1's own QWenLMHeadModel.forward (bf16 lm_logits, the
     shifted `.contiguous()` copy, nn.CrossEntropyLoss: mapengAdam/qianwen-72B@3334bfe3 modeling_qwen.py) with
     log_softmax in fp32: cross_entropy shifted_autocast, 12 bytes x V a token (bytes_model.logits_bytes_per_token),
-    on the same single-GPU runs only."""
+    on the same single-GPU runs only.
+    fix50q (aud50q item 5): the ZeRO-3 runs (finetune_lora_ds.sh, DeepSpeed's bf16) and Q-LoRA
+    (finetune_qlora_single_gpu.sh, DeepSpeed's fp16) run the same model loss without autocast, log_softmax in
+    16 bits: cross_entropy shifted_16bit, 6 bytes x V a token."""
     single_gpu_autocast = gpus == 1 and not qlora
     adapters = {"adapter_dtype": "fp32"} if single_gpu_autocast else {}
-    loss = {"cross_entropy": "shifted_autocast"} if single_gpu_autocast else {}
+    loss = {"cross_entropy": "shifted_autocast" if single_gpu_autocast else "shifted_16bit"}
     return loss | {
         "task": "lora",
         "model": model | {"eager_layer": "qwen1"},

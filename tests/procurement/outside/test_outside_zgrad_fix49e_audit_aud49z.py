@@ -182,11 +182,14 @@ QWEN_EMB_ABSOLUTE_MISS = (
     "UNEXPLAINED (aud49z; qwenmem), inherited from the LoRA sibling, not the copies: [QWEN] {size} {seq} LoRA (emb) "
     "{pub} G, ours {ours:.2f} GiB ({gap:+.1%}); the same README's LoRA row at this length reads {lora_gap:+.1%} in "
     "ours, while the copies' delta lands (test_fix49e_copies_delta_on_held_out_qwen_rows). The long-sequence term "
-    "is landed (cross_entropy shifted_autocast); what is left does not grow with length: the 1.8B LoRA rows miss "
-    "by 1.17 / 1.37 / 1.37 / 1.97 / 3.16 / 0.76 GiB from 256 to 8,192 tokens (7B 1.60 to 0.72, 14B 2.19 to 0.74 "
-    "GiB, inside the bar on their larger totals). Lead: a fixed 1-2 GiB the product does not charge on a one-GPU "
-    "HF Trainer run (the caching allocator's reserve as the README's tool read it, or CUDA / library "
-    "workspaces), unsized."
+    "is landed (cross_entropy shifted_autocast). What is left is not fixed (fix50q corrects qwenmem's reading; "
+    "fix50q2's numbers, the loss chain and the recomputed block summed): the 1.8B LoRA rows miss by 1.17 / 1.37 / "
+    "1.37 / 1.97 / 3.16 / 0.76 GiB from 256 to 8,192 tokens (7B 1.60 to 0.72, 14B 2.19 to 0.74 GiB, inside the "
+    "bar on their larger totals), and the README's slopes imply 12.4 / 12.7 / 14.9 B x V a token (1.8B / 7B / "
+    "14B, aud50q's least squares) against the 12 counted: part of it may scale with length. Leads, unsized: a "
+    "fixed ~1 GiB of a one-GPU HF Trainer run (the caching allocator's reserve as the README's tool read it, CUDA "
+    "/ library workspaces) plus a per-token term beyond the loss chain (test_outside_qwen_lora_memory_stop50.py "
+    "QWEN_1_8B_SHORT_MISS)."
 )
 
 
