@@ -48,6 +48,7 @@ from procurement.sizing.spec import (
     GRADIENT_SYNCS,
     KV_DTYPES,
     MAX_SPEC_NUMBER,
+    MIXED_PRECISION_STYLES,
     OFFLOADS,
     OPTIMIZER_IMPLS,
     OPTIMIZERS,
@@ -658,6 +659,16 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "at the width ceiling's e (derated on PCIe and consumer parts), counted for llm.c's scripts' -r 0 (llm.c's "
         "default -r 1 adds 16 B, not counted); Ampere and later 16-bit dense models only, else sized as other with "
         "a warning; validated for micro-steps of 16,384 tokens a GPU or more",
+    )
+    mixed_precision = _choice(
+        MIXED_PRECISION_STYLES,
+        "16-bit training with flash_attention false (or on a card without FlashAttention, before Ampere): how the "
+        "run casts its ops, which sets the eager attention's bytes a score element. autocast (default): torch "
+        "autocast / native AMP over fp32 weights, softmax in fp32: 56 B (24 + 32) for a model without dropout "
+        "(diffusers' get_attention_scores), 82 B (37 + 45) for one with dropout (transformers' BertSelfAttention: "
+        "the fp32 extended mask promotes the scores); half_model: the model cast to 16 bits (apex O2, "
+        "model.half(), Paddle's fused attention op): 22 B (8 + 14) without dropout, 44 B (21 + 23) with it "
+        "(DeepLearningExamples' BERT modeling.py)",
     )
     mfu = _number("Model FLOPs utilization to assume instead of the default", maximum=1)
     lora = WorkloadLoraSerializer(required=False)
