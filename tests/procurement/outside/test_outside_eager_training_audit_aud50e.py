@@ -43,7 +43,9 @@ def err(ours: float, published: float) -> float:
     return ours / published - 1
 
 
-def squad(gpus: int, micro_batch: int, precision: str = "fp16", flash: bool = False, mixed="half_model") -> dict:
+def squad(
+    gpus: int, micro_batch: int, precision: str = "fp16", flash: bool = False, mixed="half_model"
+) -> dict:
     """BERT-large SQuAD v1.1 fine-tune at 384 tokens, stated as the runs ran (eager unless told; apex O2 / Paddle's
     fused op in the AMP dtype: mixed_precision half_model, the field fix50e added on this audit's fix 1)."""
     return {
@@ -116,6 +118,7 @@ def test_fix50a_held_out_pytorch_dgx_row_lands_only_at_the_diffusers_count(bundl
 
 
 # --- [DLEV100] DGX-1 V100 32GB, SQuAD, pytorch:21.11 ----------------------------------------------------------------
+
 
 @pytest.mark.django_db
 def test_dle_pytorch_bert_squad_one_v100_mixed_precision(bundled_catalog):
