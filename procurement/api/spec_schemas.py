@@ -49,6 +49,7 @@ from procurement.sizing.spec import (
     GRADIENT_SYNCS,
     KV_DTYPES,
     MAX_SPEC_NUMBER,
+    MIXED_PRECISION_STYLES,
     OFFLOADS,
     OPTIMIZER_IMPLS,
     OPTIMIZERS,
@@ -680,6 +681,16 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "a warning; validated for micro-steps of 16,384 tokens a GPU or more; gpt_neox (EleutherAI's GPT-NeoX "
         "library, DeepSpeed ZeRO): 16-bit dense pretraining on NVSwitch A100s at that stack's rate, 0.524 / (1 + "
         "621 / d_model) of the peak (fitted on Llemma 7B's A100 hours; 0.402 at d 2,048), elsewhere sized as other",
+    )
+    mixed_precision = _choice(
+        MIXED_PRECISION_STYLES,
+        "16-bit training with flash_attention false (or on a card without FlashAttention, before Ampere): how the "
+        "run casts its ops, which sets the eager attention's bytes a score element. autocast (default): torch "
+        "autocast / native AMP over fp32 weights, softmax in fp32: 56 B (24 + 32) for a model without dropout "
+        "(diffusers' get_attention_scores), 82 B (37 + 45) for one with dropout (transformers' BertSelfAttention: "
+        "the fp32 extended mask promotes the scores); half_model: the model cast to 16 bits (apex O2, "
+        "model.half(), Paddle's fused attention op): 22 B (8 + 14) without dropout, 44 B (21 + 23) with it "
+        "(DeepLearningExamples' BERT modeling.py)",
     )
     mfu = _number("Model FLOPs utilization to assume instead of the default", maximum=1)
     lora = WorkloadLoraSerializer(required=False)

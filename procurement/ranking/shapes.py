@@ -627,6 +627,7 @@ def _training_rows_computed(spec: WorkloadSpec, grid: ShapeGrid, options: Rankin
         output_gemm_efficiency=np.array(
             [output_copy_gemm_efficiency(spec, gpu) for gpu in kind_gpus], dtype=float
         )[kind],
+        flash_capable=grid.flash_ok,
     )
 
 

@@ -1874,17 +1874,42 @@ TRAINING_KERNEL_PASSES = 3.0
 # (4 + 4 + 4), the cast back (4 + 2), baddbmm backward reads it for q and for k (2 + 2) = 32.
 EAGER_SCORE_TRAINING_FORWARD_BYTES = 24.0
 EAGER_SCORE_TRAINING_BACKWARD_BYTES = 32.0
+# Language models (fix50e, stop 50, on aud50e's counts): (forward, backward) bytes a score element by the spec's
+# mixed_precision and whether the model has dropout, each from the code that runs it.
+# - autocast, no dropout: the count above (diffusers' path: the scale in baddbmm's alpha, no mask, no dropout).
+# - autocast, dropout: transformers' BertSelfAttention under native AMP (HF Trainer fp16=True). The extended mask is
+#   cast to the parameters' dtype (modeling_utils.get_extended_attention_mask `.to(dtype=self.dtype)`, fp32), so
+#   `attention_scores + attention_mask` promotes the fp16 scores to fp32 before softmax and dropout. Forward: matmul
+#   w2, div r2 w2, add r2 w4, softmax r4 w4, dropout r4 w4 + its uint8 mask w1, autocast's cast for the matmul r4 w2,
+#   matmul r2 = 37; backward: matmul w2 + probabilities r2, cast r2 w4, dropout r4 r1 w4, softmax r4 r4 w4, the add's
+#   cast back r4 w2, div r2 w2, matmul for q and k r2 r2 = 45.
+# - half_model, dropout: NVIDIA/DeepLearningExamples PyTorch BERT modeling.py (a9e2c1d5) under apex amp O2
+#   (run_squad.py `opt_level="O2"`: every op in fp16): bmm w2, div r2 w2, + mask r2 w2, softmax r2 w2, dropout r2 w2
+#   + mask w1, bmm r2 = 21; backward bmm w2 r2, dropout r2 r1 w2, softmax r2 r2 w2, div r2 w2, bmm r2 r2 = 23.
+#   Paddle 22.08's fused_attention (fmha_ref.h) folds the scale into the GEMM's alpha: 17 + 23 = 40, 4 B under this.
+# - half_model, no dropout: diffusers' path in 16 bits: baddbmm w2, softmax r2 w2, bmm r2 = 8; backward bmm w2 r2,
+#   softmax r2 r2 w2, baddbmm r2 r2 = 14.
+LANGUAGE_EAGER_SCORE_BYTES = {  # autocast without dropout: the 24 + 32 above
+    ("autocast", True): (37.0, 45.0),
+    ("half_model", True): (21.0, 23.0),
+    ("half_model", False): (8.0, 14.0),
+}
 # fp32 training: the same 4 forward (EAGER_SCORE_PASSES) and 7 backward passes, no casts, 4 bytes each.
 EAGER_SCORE_BACKWARD_PASSES = 7.0
 
 
 def eager_score_training_bytes(spec) -> float:
     """Bytes per score element of an eager-attention training step (forward + backward; full recomputation
-    replays the forward)."""
+    replays the forward): image networks at the autocast count, language models by their mixed_precision and
+    dropout (LANGUAGE_EAGER_SCORE_BYTES)."""
     replays = 2.0 if spec.gradient_checkpointing == "full" else 1.0
     if spec.precision == "fp32":
         return 4.0 * (EAGER_SCORE_PASSES * replays + EAGER_SCORE_BACKWARD_PASSES)
-    return EAGER_SCORE_TRAINING_FORWARD_BYTES * replays + EAGER_SCORE_TRAINING_BACKWARD_BYTES
+    forward, backward = EAGER_SCORE_TRAINING_FORWARD_BYTES, EAGER_SCORE_TRAINING_BACKWARD_BYTES
+    stack = (spec.mixed_precision, bool(spec.model.dropout))
+    if not spec.model.is_image and stack in LANGUAGE_EAGER_SCORE_BYTES:
+        forward, backward = LANGUAGE_EAGER_SCORE_BYTES[stack]
+    return forward * replays + backward
 
 
 def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_image=0.0) -> float:

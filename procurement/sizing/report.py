@@ -156,6 +156,7 @@ def _throughput_rows(
             output_gemm_efficiency=np.repeat(
                 [output_copy_gemm_efficiency(spec, gpu) for gpu in gpus], len(plans)
             ).astype(float),
+            flash_capable=np.repeat([gpu.supports_flash_attention() for gpu in gpus], len(plans)),
         )
         rows["mfu"] = mfu
         return rows

@@ -120,7 +120,16 @@ EXPERT_PRECISIONS = ("model", "bf16", "fp16")
 # so sized as other).
 # llm_c: karpathy/llm.c's C/CUDA GPT-2 trainer (train_gpt2.cu), its memory-bound passes counted from its kernels
 # (mfu.llm_c_efficiency) instead of MPT's fitted width ceiling.
+<<<<<<< HEAD
 TRAINING_STACKS = ("other", "megatron", "maxtext", "torchtitan", "llm_c", "gpt_neox")
+=======
+TRAINING_STACKS = ("other", "megatron", "maxtext", "torchtitan", "llm_c")
+# How 16-bit training runs its ops (image_model.eager_score_training_bytes, eager attention's bytes a score element):
+# autocast (torch.autocast / native AMP over fp32 weights, HF Trainer --fp16 / --bf16: softmax in fp32) or
+# half_model (the whole model cast to 16 bits: apex amp opt_level O2, model.half(), Paddle's fused attention op
+# in the AMP dtype, GPT-NeoX / Megatron fp16: softmax in 16 bits).
+MIXED_PRECISION_STYLES = ("autocast", "half_model")
+>>>>>>> fix50e
 CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # What the training loop's zero_grad does between steps: in_place zeroes the gradients and keeps them (torch < 2.0's
 # Optimizer.zero_grad default; the engine's convention, gradients beside the activations); set_to_none frees them
@@ -427,6 +436,7 @@ class WorkloadSpec:
     attention_kernel: str = "engine"  # ATTENTION_KERNELS
     fp8_recipe: str = "transformer_engine"  # FP8_RECIPES: the library that runs the fp8 linears
     training_stack: str = "other"  # TRAINING_STACKS: the framework a training run runs on
+    mixed_precision: str = "autocast"  # MIXED_PRECISION_STYLES: how 16-bit training runs its ops
     mfu: float | None = None
     image_resolution_px: int | None = None
     host: HostSpec = field(default_factory=HostSpec)
@@ -488,6 +498,7 @@ _TOP_KEYS = {
     "attention_kernel",
     "fp8_recipe",
     "training_stack",
+    "mixed_precision",
     "mfu",
     "image",
     "host",
@@ -732,6 +743,9 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
         ),
         "fp8_recipe": reader.choice(data, "fp8_recipe", "fp8_recipe", "transformer_engine", FP8_RECIPES),
         "training_stack": reader.choice(data, "training_stack", "training_stack", "other", TRAINING_STACKS),
+        "mixed_precision": reader.choice(
+            data, "mixed_precision", "mixed_precision", "autocast", MIXED_PRECISION_STYLES
+        ),
         "mfu": reader.number(data, "mfu", "mfu", None, minimum=0, maximum=1),
     }
 

@@ -237,7 +237,9 @@ def saved_module_pass_seconds(spec: WorkloadSpec, memory_bandwidth_gbps) -> np.n
     return np.where(np.isfinite(seconds), seconds, 0.0)
 
 
-def eager_score_seconds_per_token(spec: WorkloadSpec, memory_bandwidth_gbps) -> np.ndarray:
+def eager_score_seconds_per_token(
+    spec: WorkloadSpec, memory_bandwidth_gbps, flash_capable=None
+) -> np.ndarray:
     """Seconds a trained token spends moving its attention scores when the spec runs eager attention
     (`flash_attention: false`): every layer materialises heads x seq_len score elements a token (the whole
     square, a causal mask included), written and read by the score matmul, softmax and the probabilities'
@@ -246,17 +248,21 @@ def eager_score_seconds_per_token(spec: WorkloadSpec, memory_bandwidth_gbps) -> 
     full recomputation replays the forward), at the achieved share of the card's bandwidth. The same count the
     image engine charges eager image training; the language-model efficiencies (MFU_DATACENTER's LLaMA runs,
     MPT's width sweep) were measured with fused attention, so this is time they do not hold (fix50a, stop 50:
-    BERT-large SQuAD on an A100, DeepLearningExamples PyTorch 110.5 / Paddle 120 sequences/s). Its masking,
-    scaling and attention-dropout passes are not counted. 0 with flash attention, for image models, serving and
-    without a bandwidth."""
+    BERT-large SQuAD on an A100, DeepLearningExamples PyTorch 110.5 / Paddle 120 sequences/s). The masking,
+    scaling and attention-dropout passes are counted by the spec's mixed_precision and the model's dropout
+    (fix50e: 44 B under apex O2, 82 B under native autocast for BERT). ``flash_capable``: per row, whether the card
+    runs FlashAttention (gpus.supports_flash_attention); a row that cannot (V100, T4) falls back to eager attention
+    (compatibility.check_compatibility says so) and is charged the same bytes. 0 with flash attention on a card
+    that runs it, for image models, serving and without a bandwidth."""
     bandwidth = _array(memory_bandwidth_gbps, np.inf) * 1e9 * ACHIEVED_BANDWIDTH_FRACTION
-    if spec.flash_attention or spec.model.is_image or not spec.is_training:
+    if spec.model.is_image or not spec.is_training:
         return np.zeros_like(bandwidth)
+    eager = np.logical_not(_array(flash_capable, True).astype(bool)) | (not spec.flash_attention)
     model = spec.model
     elements = float(model.num_layers * model.num_attention_heads * spec.seq_len)
     with np.errstate(invalid="ignore", divide="ignore"):
         seconds = elements * eager_score_training_bytes(spec) / bandwidth
-    return np.where(np.isfinite(seconds), seconds, 0.0)
+    return np.where(np.isfinite(seconds) & eager, seconds, 0.0)
 
 
 def costed_flops_per_token(spec: WorkloadSpec, recompute_share=1.0):
@@ -473,6 +479,7 @@ def training_throughput(
     memory_bandwidth_gbps=None,
     recompute_share=None,
     output_gemm_efficiency=None,
+    flash_capable=None,
 ) -> dict[str, np.ndarray]:
     """Tokens/s, hours, communication share and every collective per step, per row.
 
@@ -483,6 +490,9 @@ def training_throughput(
     output_gemm_efficiency: per row, the share of the peak lora.modules_to_save's output copy's weight-gradient
     GEMM runs at (mfu.output_copy_gemm_efficiency; NaN or None: the row's mfu). Its FLOPs are charged at
     mfu / max(mfu, that) of their count, so the step's other terms (bubble, overheads) apply to it unchanged.
+
+    flash_capable: per row, whether the card runs FlashAttention (None: every row does); a row that cannot runs
+    eager attention and pays its scores' bytes (eager_score_seconds_per_token).
 
     memory_bandwidth_gbps: the card's HBM bandwidth, for the layout copies of DTensor's tensor-parallel
     collectives (parallelism.tp_implementation dtensor, dtensor_tp.py); None: no copy is counted.
@@ -557,7 +567,12 @@ def training_throughput(
     # lora.modules_to_save: the copies' gradient passes, backward work after each forward (saved_module_pass_seconds)
     saved_pass_s = saved_module_pass_seconds(spec, memory_bandwidth_gbps)
     # eager attention (flash_attention false): the scores' bytes, heads split over TP, layers over PP
-    eager_s = bubble * eager_score_seconds_per_token(spec, memory_bandwidth_gbps) * step_tokens / gpus
+    eager_s = (
+        bubble
+        * eager_score_seconds_per_token(spec, memory_bandwidth_gbps, flash_capable)
+        * step_tokens
+        / gpus
+    )
     compute_s = flop_s + dequant_s + saved_pass_s + eager_s
     # eager PEFT adapters: the host issues every kernel of a layer and micro-batch; launches are asynchronous, so
     # the step runs at the longer of the GPU's work and the host's (lora_host.py), on every card. Only on rows

@@ -917,6 +917,7 @@ def _training_rows(spec: WorkloadSpec, case: Case) -> dict[str, float]:
         memory_bandwidth_gbps=gpu.memory_bandwidth_gbps,
         recompute_share=recompute_time_share(spec, gpu),
         output_gemm_efficiency=output_copy_gemm_efficiency(spec, gpu),
+        flash_capable=gpu.supports_flash_attention(),
     )
     return {key: float(np.asarray(value)) for key, value in rows.items()}
 
