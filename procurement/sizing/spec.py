@@ -120,16 +120,12 @@ EXPERT_PRECISIONS = ("model", "bf16", "fp16")
 # so sized as other).
 # llm_c: karpathy/llm.c's C/CUDA GPT-2 trainer (train_gpt2.cu), its memory-bound passes counted from its kernels
 # (mfu.llm_c_efficiency) instead of MPT's fitted width ceiling.
-<<<<<<< HEAD
 TRAINING_STACKS = ("other", "megatron", "maxtext", "torchtitan", "llm_c", "gpt_neox")
-=======
-TRAINING_STACKS = ("other", "megatron", "maxtext", "torchtitan", "llm_c")
 # How 16-bit training runs its ops (image_model.eager_score_training_bytes, eager attention's bytes a score element):
 # autocast (torch.autocast / native AMP over fp32 weights, HF Trainer --fp16 / --bf16: softmax in fp32) or
 # half_model (the whole model cast to 16 bits: apex amp opt_level O2, model.half(), Paddle's fused attention op
 # in the AMP dtype, GPT-NeoX / Megatron fp16: softmax in 16 bits).
 MIXED_PRECISION_STYLES = ("autocast", "half_model")
->>>>>>> fix50e
 CHECKPOINT_MODES = ("auto", "sync", "async")  # host.checkpoint
 # What the training loop's zero_grad does between steps: in_place zeroes the gradients and keeps them (torch < 2.0's
 # Optimizer.zero_grad default; the engine's convention, gradients beside the activations); set_to_none frees them

@@ -63,7 +63,7 @@ def test_it_tells_a_dense_yolo_training_answer_it_sizes_a_typical_epoch():
         _yolo(),  # the default, COCO's 93
         _yolo(max_objects_per_image=93),  # at the threshold: the calibrated density
         _yolo(max_objects_per_image=40),
-        _yolo(task="inference") | {"image": {"images": 1000, "max_objects_per_image": 902}},
+        _yolo(task="inference") | {"image": {"images": 1000}},
     ],
 )
 def test_it_says_nothing_at_or_below_coco_density_or_outside_training(spec):
@@ -73,3 +73,13 @@ def test_it_says_nothing_at_or_below_coco_density_or_outside_training(spec):
 
 def test_it_says_it_just_above_the_threshold():
     assert im.dense_detector_peak_note(parse_workload_spec(_yolo(max_objects_per_image=94))) is not None
+
+
+def test_an_inference_spec_stating_the_assigners_density_is_refused_naming_it():
+    # fix50i (stop 50): a field that acts in training only is refused on an inference spec, naming it
+    from procurement.sizing.spec import WorkloadSpecError
+
+    with pytest.raises(WorkloadSpecError, match="image.max_objects_per_image"):
+        parse_workload_spec(
+            _yolo(task="inference") | {"image": {"images": 1000, "max_objects_per_image": 902}}
+        )
