@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, getcontext
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -273,7 +274,11 @@ def _distinct_spot_wall_clocks(
         float(options.deadline_probability),
     )
     hours, band, known, instances = (column[first].tolist() for column in varying)
-    keys = [(h, b, k, *fixed, n) for h, b, k, n in zip(hours, band, known, instances, strict=True)]
+    # tolist() gives Python floats / ints / bools, as WallClockKey states
+    keys = cast(
+        list[WallClockKey],
+        [(h, b, k, *fixed, n) for h, b, k, n in zip(hours, band, known, instances, strict=True)],
+    )
     return wall_clocks(keys), inverse
 
 

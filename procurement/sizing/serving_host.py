@@ -360,7 +360,7 @@ def exllama_reconstructs(spec) -> bool:
     return uses_exllama(spec) and spec.inference.concurrency >= EXLLAMA_RECONS_ROWS
 
 
-def quant_kernel_gemm_seconds(spec, gemm_s, weight_read: float, read_rate, tensor_parallel):
+def quant_kernel_gemm_seconds(spec, gemm_s, weight_read, read_rate, tensor_parallel):
     """The linears' GPU time of a decode step with the stated kernel (the module docstring): exllama's GEMV
     runs each row again (rows x EXLLAMA_ROW_SECONDS_PER_WEIGHT x quantized weights, a GPU's share), its
     reconstruction reads EXLLAMA_RECONS_BYTES_PER_WEIGHT more a weight; ``gemm_s`` (max of the weight read and

@@ -452,7 +452,9 @@ class WorkloadSpec:
         """The stated torch release as numbers (None: current)."""
         if self.torch_version == "current":
             return None
-        release = TORCH_VERSION_PATTERN.match(self.torch_version)["release"]
+        match = TORCH_VERSION_PATTERN.match(self.torch_version)
+        assert match is not None  # the parser accepted it against the same pattern
+        release = match["release"]
         return tuple(int(part) for part in release.split("."))
 
     @property

@@ -1385,7 +1385,7 @@ def pipeline_send_seconds(spec: WorkloadSpec, pp, tokens, pipeline_link_gbps, nv
 
 
 def serving_allreduce_seconds(
-    spec: WorkloadSpec, tp, tokens: float, link, latency: bool = True, generation=None, nvlink=None
+    spec: WorkloadSpec, tp, tokens, link, latency: bool = True, generation=None, nvlink=None
 ) -> np.ndarray:
     """Tensor-parallel all-reduces of one forward over ``tokens`` tokens: 2 per layer of tokens x hidden x 2
     bytes each. With ``latency``, each call costs tp_allreduce_call_seconds; without (a request's share of a
