@@ -144,7 +144,7 @@ KNOB_LABELS = {
     ),
     "optimizer_impl": (
         "torch AdamW kernel",
-        "training: foreach (torch's default on CUDA since 2.0) / fused (fused=True, adamw_torch_fused), torch's "
+        "training: foreach (torch's default on CUDA since 2.0) / fused (torch's fused kernel, adamw_torch_fused), torch's "
         "own at any ZeRO stage or FSDP / deepspeed_fused (a DeepSpeed config's optimizer block, ZeRO 1-3): the "
         "step's state-sized temporaries on ZeRO 0, 2 (foreach, torch 2.0) / 1 (foreach, 2.1+) / 0 (fused), and "
         "its traffic, 20 (foreach) / 7 (fused) / 12.5 (deepspeed_fused, with ZeRO's cast and copy-back) accesses "
