@@ -732,8 +732,11 @@ def memory_bytes(spec, state, dp, zero, flash: bool) -> dict[str, np.ndarray]:
     else:
         activations = inference_activation_bytes(spec, flash)
     return {
-        # ZeRO-3/FSDP gathers one block at a time, as for language models
-        "weights": state.weight_bytes / shard_weights + np.where(zero >= 3, state.largest_layer_bytes, 0.0),
+        # ZeRO-3/FSDP gathers one block at a time, as for language models; a YOLO run's rank 0 also holds the
+        # trainer's fp32 EMA copy (detector_ema_bytes), unsharded
+        "weights": state.weight_bytes / shard_weights
+        + np.where(zero >= 3, state.largest_layer_bytes, 0.0)
+        + detector_ema_bytes(spec),
         "gradients": training_gradient_bytes(spec, state) / shard_gradients,
         "optimizer_states": (trainable * state.optimizer_bytes_per_param + factored_conv_state_bytes(spec))
         / shard_optimizer,
@@ -742,6 +745,22 @@ def memory_bytes(spec, state, dp, zero, flash: bool) -> dict[str, np.ndarray]:
         "host_offload": zero_plan,
         "allocator_reserve": inference_allocator_reserve_bytes(spec, flash) + zero_plan,
     }
+
+
+def detector_ema_bytes(spec) -> float:
+    """The Ultralytics trainer's exponential moving average of the weights, resident on the GPU that prints
+    GPU_mem for the whole run: _setup_train builds `self.ema = ModelEMA(self.model)` on rank 0 (RANK in
+    {-1, 0}, i.e. every single-GPU run), and ModelEMA.__init__ is `deepcopy(de_parallel(model)).eval()  #
+    FP32 EMA`, a second copy of every parameter and buffer at the model's fp32 dtype (AMP autocasts the
+    computation, not the weights), updated in place each optimizer step (ultralytics 8.2.103 wheel:
+    engine/trainer.py 292-300, utils/torch_utils.py 512-530, engine/validator.py 116 / 201; the 8.0.6 wheel the
+    same, yolo/engine/trainer.py 234-239, yolo/utils/torch_utils.py 250). 4 B a network parameter
+    (buffers, BatchNorm's running statistics, are under 0.2% of them); 0 for other networks and for
+    inference. The training-time validation halves it in place (model.half() on trainer.ema.ema) and the
+    epoch ends with an empty_cache before the next training bar prints, so only the fp32 copy is seen."""
+    if not spec.is_training or not is_yolo(spec):
+        return 0.0
+    return 4.0 * network_params(spec.model.image_arch.slug)
 
 
 def factored_conv_state_bytes(spec) -> float:
