@@ -38,6 +38,7 @@ from procurement.sizing.spec import (
     CHECKPOINTING,
     CONTEXT_PARALLEL_COMMS,
     CROSS_ENTROPY,
+    DECODE_ATTENTIONS,
     DEMAND_LIMITS,
     EAGER_LAYERS,
     EXPERT_DISPATCHES,
@@ -405,6 +406,16 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "experts, where stating bf16 / fp16 costs 18-47% of the throughput and can push H100 TP1 Mixtral out of "
         "memory. bf16 experts on Volta / Turing (V100, T4) are refused like a bf16 model (blocked_by precision). "
         "Refused for a dense model, another task or quantized weights",
+    )
+    decode_attention = _choice(
+        DECODE_ATTENTIONS,
+        "How the serving engine's decode attention reads a grouped-KV cache. shared_kv (default): each KV head's cache "
+        "read once for its query heads (TensorRT-LLM's XQA, FlashAttention / FlashInfer decode, vLLM's paged "
+        "attention). per_query_head: TensorRT-LLM's pre-XQA masked MHA (v0.5-v0.8 on GQA models): a thread block a "
+        "query head, each walking its KV head's whole cache, priced per element visited (an FP8 cache costs an FP16 "
+        "one's) at 9.23 elements an SM a clock where longer than one read. The rate is fitted on one v0.5.0 A100 "
+        "FP16 Llama 2 70B row; v0.6.1+ FP8 caches run faster an element (16-28% slow here). Refused for training, "
+        "image models and inference.engine hf_eager",
     )
     requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
     tokens_per_second = _number(

@@ -35,6 +35,7 @@ from procurement.sizing.assumptions import (
 )
 from procurement.sizing.compatibility import stated_expert_precision
 from procurement.sizing.compute_peak import expert_rate_inputs, power_bound_tflops, spec_peak_tflops
+from procurement.sizing.decode_attention import sm_clock_hz
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.host import pipeline_vcpus_needed, stack_host_ram, vcpus_per_gpu
 from procurement.sizing.mfu import (
@@ -555,6 +556,7 @@ def _hours(
             generation=np.array([gpu.generation or 0 for gpu in kind_gpus])[kind],
             compute_efficiency=np.array([serving_efficiency(spec, gpu) for gpu in kind_gpus])[kind],
             power_bound_tflops=_power_bound(spec, kind_gpus, kind),
+            sm_clock_hz=np.array([sm_clock_hz(gpu) for gpu in kind_gpus], dtype=float)[kind],
         )
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)

@@ -218,7 +218,7 @@ def speed_ratio(spec, gpu) -> tuple[float | None, str]:
 def _with_host_floor(spec, why: str, gpu) -> str:
     """The why with the eager PEFT host floor's clause (lora_host.text), which every card states alike, and QLoRA's
     dequantization (qlora_dequant.text, which names where its measured rate was taken off an A100)."""
-    from procurement.sizing import lora_host, qlora_dequant, serving_host
+    from procurement.sizing import decode_attention, lora_host, qlora_dequant, serving_host
     from procurement.sizing.throughput import marlin_text
 
     texts = (
@@ -227,6 +227,7 @@ def _with_host_floor(spec, why: str, gpu) -> str:
         qlora_dequant.text(spec, gpu.slug),
         serving_host.text(spec),
         marlin_text(spec, gpu),
+        decode_attention.text(spec, gpu),
     )
     return "; ".join(text for text in texts if text)
 

@@ -574,6 +574,27 @@ FP8_PREFILL_SPEEDUP = Assumption(
 # and Mistral 7B at 128 tokens on H200, H100, L40S (tests/procurement/sizing/test_context_fixed_cost.py). Held out:
 # Llama 2 70B TP 4 on H200 / H100 / A100 and TP 8 on L40S, GPT-J 6B and Mixtral 8x7B TP 2 on H200 / H100, Falcon
 # 180B, the v0.5 table (tests/procurement/outside/test_outside_audit_stop42a.py, test_outside_audit_stop43s.py).
+MMHA_ELEMENTS_PER_SM_CLOCK = Assumption(
+    "masked_mha_elements_per_sm_clock",
+    9.23,
+    "K or V cache elements a query head visits, per SM per clock",
+    "inference.decode_attention per_query_head: TensorRT-LLM's pre-XQA masked MHA (release/0.5.0 6b32b407, "
+    "decoderMaskedMultiheadAttentionLaunch.h:187 grid{num_heads, batch, tiles}, ...Template.h:1132-1133 hi_kv = "
+    "hi / qhead_per_kv) runs a thread block a query head, each walking its KV head's whole cache, and sets its "
+    "threads a key and a value from T, the 16-bit compute type (Template.h:942-960, 1006-1008: Dh x sizeof(T) / 16), "
+    "so an FP8 cache runs the FP16 layout and instructions an element with a dequantizing multiply each (lines "
+    "1565, 1937): the cost is per element visited at the SMs' issue, SMs x clock (clocks.py), not per byte. "
+    "FITTED, not derived: set on ONE row, TensorRT-LLM v0.5.0's performance.md (6b32b407) A100 SXM4 FP16 Llama 2 "
+    "70B TP 4 batch 64 2,048/2,048, 738 tok/s (the row implies 9.23; prexqa, "
+    "tests/procurement/outside/test_outside_mmha_rate_stop51.py). Its size in instructions: 128 thread-"
+    "instructions an SM a clock (4 schedulers x 32 lanes) over 9.23 is about 14 an element. Held out (the same "
+    "table, the product then): A100 FP16 70B 128/2,048 +14.9%, 2,048/128 -4.6%; H100 SXM5 FP8 70B (another card "
+    "and cache type, the rate scaled by SMs x clock only) 128/2,048 +7.4%, 2,048/128 -7.6%, 2,048/2,048 -7.7%; "
+    "the v0.6.1 table's A100 FP16 70B rows -0.0% / -7.9% / -13.3%. Not for v0.6.1's FP8 cache (its pre-scaled Q "
+    "and P drop a multiply an element: the H100 FP8 TP 2 2,048/2,048 row reads -28.2% at this rate) nor Falcon "
+    "180B (head 64: 8 threads a key; +37.9% / +23.2% with its 128/128 row +40.5% too). The decode attention is the "
+    "longer of this and the product's one read of the cache (the MHA 7B rows, group 1, stay read-bound).",
+)
 CONTEXT_LAYER_FIXED_SECONDS = Assumption(
     "context_phase_fixed_seconds_per_layer",
     110e-6,
@@ -2126,6 +2147,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     PREFILL_EFFICIENCY_FP4,
     FP8_PREFILL_SPEEDUP,
     CONTEXT_LAYER_FIXED_SECONDS,
+    MMHA_ELEMENTS_PER_SM_CLOCK,
     MOE_ROUTED_EXPERT_READS,
     COMM_EFFICIENCY,
     COMM_OVERLAP,

@@ -74,6 +74,7 @@ KNOB_PATHS = {
     "attn_implementation": "inference.attn_implementation",
     "generate_harness": "inference.generate_harness",
     "expert_precision": "inference.expert_precision",
+    "decode_attention": "inference.decode_attention",
     "eager_layer": "model.eager_layer",
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
@@ -121,6 +122,7 @@ _INFERENCE_ONLY = {
     "generate_harness",
     "eager_layer",
     "expert_precision",
+    "decode_attention",
 }
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
@@ -154,6 +156,7 @@ _TEXT_KNOBS = {
     "generate_harness",
     "eager_layer",
     "expert_precision",
+    "decode_attention",
     "bnb_version",
     "lm_head_4bit",
     "bnb_storage_dtype",
@@ -175,6 +178,7 @@ _UNSTATED_DEFAULTS = {
     "attn_implementation": "unstated",
     "generate_harness": "transformers",
     "expert_precision": "model",
+    "decode_attention": "shared_kv",
     "bnb_version": "current",
     "lm_head_4bit": "false",
     "bnb_storage_dtype": "unstated",

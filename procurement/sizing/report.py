@@ -20,6 +20,7 @@ from procurement.sizing.bytes_model import memory_assumptions, sliding_window_no
 from procurement.sizing.communication_text import communication_phrase, communication_warns
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
 from procurement.sizing.compute_peak import expert_rate_inputs, power_bound_tflops, spec_peak_tflops
+from procurement.sizing.decode_attention import sm_clock_hz
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import (
     GpuSpec,
@@ -188,6 +189,7 @@ def _throughput_rows(
         tensor_parallel_gbps=tp_link,
         tensor_parallel_nvlink=tp_nvlink,
         compute_efficiency=np.repeat([serving_efficiency(spec, gpu) for gpu in gpus], len(plans)),
+        sm_clock_hz=np.repeat([sm_clock_hz(gpu) for gpu in gpus], len(plans)),
     )
 
 

@@ -113,6 +113,12 @@ GENERATE_HARNESSES = ("transformers", "auto_gptq")
 # the experts 16-bit under an FP8 model (TensorRT-LLM v0.9.0's MoE plugin: moe.py weight_dtype = dtype, no FP8
 # runner in mixtureOfExpertsPlugin.cpp; FP8 checkpoints that leave the experts in BF16). throughput.expert_split.
 EXPERT_PRECISIONS = ("model", "bf16", "fp16")
+# inference.decode_attention: how the serving engine's decode attention reads a grouped-KV cache
+# (decode_attention.py): shared_kv (default: each KV head's cache read once for its query heads: TensorRT-LLM's
+# XQA, FlashAttention / FlashInfer decode, vLLM's paged attention as priced so far) or per_query_head (TensorRT-LLM's
+# pre-XQA masked MHA, v0.5-v0.8 on GQA models: a thread block a query head, each walking its KV head's whole cache;
+# decoderMaskedMultiheadAttentionLaunch.h:187 / ...Template.h:1132-1133 at release/0.5.0 6b32b407).
+DECODE_ATTENTIONS = ("shared_kv", "per_query_head")
 # The software stack a training run is stated to run on (mfu.width_ceiling): other (unstated: the width ceiling
 # fitted on MosaicML llm-foundry's MPT sweep), megatron (NeMo, Megatron-Core, Megatron-Bridge: Transformer
 # Engine's fused kernels; its own 16-bit Hopper ceiling, assumptions.training_width_peak_hopper_megatron),
@@ -337,6 +343,9 @@ class InferenceSpec:
     # The routed experts' precision where the serving engine keeps it apart from the model's (EXPERT_PRECISIONS):
     # "model" (the experts at spec.precision) or a 16-bit type (bytes and GEMM rate; throughput.expert_split)
     expert_precision: str = "model"
+    # How decode attention reads a grouped-KV cache (DECODE_ATTENTIONS): "shared_kv" (each KV head read once) or
+    # "per_query_head" (pre-XQA TensorRT-LLM masked MHA: every query head walks its KV head's cache; decode_attention.py)
+    decode_attention: str = "shared_kv"
     # Serving demand and latency targets (docs/workload-spec.md); None: not stated. Replicas come from the
     # demand (requests/s x output_tokens, or generated tokens/s); without one, one replica.
     requests_per_second: float | None = None
@@ -1225,6 +1234,7 @@ INFERENCE_KEYS = frozenset(
         "attn_implementation",
         "generate_harness",
         "expert_precision",
+        "decode_attention",
         *DEMAND_LIMITS,
     }
 )
@@ -1334,6 +1344,9 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         ),
         expert_precision=reader.choice(
             data, "expert_precision", "inference.expert_precision", "model", EXPERT_PRECISIONS
+        ),
+        decode_attention=reader.choice(
+            data, "decode_attention", "inference.decode_attention", "shared_kv", DECODE_ATTENTIONS
         ),
         **demand,
     )
@@ -1704,6 +1717,16 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
                 f"{key} {what}: it needs task inference and inference.engine hf_eager "
                 f"(got {spec.task}, {spec.inference.engine})",
             )
+    if spec.inference.decode_attention != "shared_kv" and (
+        spec.task != "inference" or spec.inference.engine == "hf_eager" or (model_known and model.is_image)
+    ):
+        reader.error(
+            "inference.decode_attention",
+            "per_query_head prices a compiled serving engine's decode attention kernel (TensorRT-LLM's pre-XQA masked "
+            "MHA): it needs task inference, a language model and inference.engine compiled or vllm_v0 (got "
+            f"{spec.task}, {spec.inference.engine}); an eager transformers loop states its attention in "
+            "inference.attn_implementation",
+        )
     if spec.inference.expert_precision != "model" and model_known:
         if not model.is_moe:
             reader.error(

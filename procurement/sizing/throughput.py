@@ -94,6 +94,7 @@ from procurement.sizing.bytes_model import (
     selective_modules,
     state_bytes,
 )
+from procurement.sizing.decode_attention import visit_seconds
 from procurement.sizing.expert_layout import expert_rank_stride
 from procurement.sizing.host import (
     feeds_loader,
@@ -1193,6 +1194,7 @@ def inference_throughput(
     expert_peak_tflops=None,
     expert_compute_efficiency=None,
     pipeline_link_gbps=None,
+    sm_clock_hz=None,
 ) -> dict[str, np.ndarray]:
     """Decode tokens/s (per stream and total over concurrency and replicas) and time to first token.
 
@@ -1203,7 +1205,10 @@ def inference_throughput(
       slower of reading the weights at the achieved bandwidth and the FLOPs at prefill_efficiency;
     - attention: every stream reads its own KV cache at its context length (prompt + half the output on
       average), once per KV head group (GQA kernels share it across the group's query heads: TensorRT-LLM's
-      XQA, FlashInfer); the slower of those reads and the score/value FLOPs.
+      XQA, FlashInfer); the slower of those reads and the score/value FLOPs. Under
+      ``inference.decode_attention`` per_query_head (TensorRT-LLM's pre-XQA masked MHA) every query head walks
+      its KV head's cache: the group's element visits at MMHA_ELEMENTS_PER_SM_CLOCK over ``sm_clock_hz`` (per
+      row, SMs x clock: decode_attention.sm_clock_hz; NaN or None: no visits priced) where longer.
 
     Tensor parallelism adds 2 all-reduces per layer to every decode step (concurrency x hidden 16-bit
     activations each) and to the prefill (prompt x hidden), each moving 2(t-1)/t of the message over
@@ -1298,6 +1303,9 @@ def inference_throughput(
     # 2-byte cache with PyTorch's element-at-a-time copy kernels (serving_host.kv_cache_pass_seconds_equivalent)
     kv_passes = serving_host.kv_cache_pass_seconds_equivalent(spec)
     attention_s = np.maximum(batch * kv_passes * kv_read / read_rate, batch * decode_attention / flop_rate)
+    # pre-XQA masked MHA (inference.decode_attention per_query_head): each query head's block walks its KV head's
+    # cache, an issue-bound cost an element (decode_attention.py); fmax keeps the read where a row has no SM clock
+    attention_s = np.fmax(attention_s, visit_seconds(spec, batch, kv_read, tp, _array(sm_clock_hz, np.nan)))
     link = _array(tensor_parallel_gbps, np.inf) * 1e9
     # a micro-batch's all-reduces (each stage a TP group: 2 a layer over its layers, so 2 a layer of the model a
     # cycle) carry the micro-batch's tokens; without a pipeline the micro-batch is every stream

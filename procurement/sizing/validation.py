@@ -18,6 +18,7 @@ import numpy as np
 
 from procurement.sizing.assumptions import FRAGMENTATION_FRACTION, GB, GIB
 from procurement.sizing.compute_peak import expert_rate_inputs
+from procurement.sizing.decode_attention import sm_clock_hz
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import (
     collective_bandwidth_gbps,
@@ -936,6 +937,7 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
             peak_tflops=gpu.dense_tflops(spec.precision),
             expert_peak_tflops=expert_peak,
             expert_compute_efficiency=expert_efficiency,
+            sm_clock_hz=sm_clock_hz(gpu),
         )
         return float(decode["decode_tokens_per_second_per_stream"])
     if case.metric in ("serving_tps", "ttft_ms"):
@@ -951,6 +953,7 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
             tensor_parallel_nvlink=tensor_parallel_over_nvlink(gpu, tp),
             generation=gpu.generation or 0,
             compute_efficiency=serving_efficiency(spec, gpu),
+            sm_clock_hz=sm_clock_hz(gpu),
         )
         if case.metric == "ttft_ms":
             return float(served["time_to_first_token_seconds"]) * 1000.0

@@ -28,6 +28,7 @@ from procurement.sizing.spec import (
     ATTN_IMPLEMENTATIONS,
     CHECKPOINTING,
     CROSS_ENTROPY,
+    DECODE_ATTENTIONS,
     EAGER_LAYERS,
     EXPERT_PRECISIONS,
     GENERATE_HARNESSES,
@@ -95,6 +96,7 @@ KNOB_DEFAULTS = {
     "generate_harness": "transformers",
     "eager_layer": "from_preset",
     "expert_precision": "model",
+    "decode_attention": "shared_kv",
     "resolution_px": "",
     "steps": "",
     "train_steps": "",
@@ -228,6 +230,12 @@ KNOB_LABELS = {
         "experts, where stating bf16 costs 18-47% and can push H100 TP1 Mixtral out of memory. bf16 experts need "
         "an Ampere-or-later card",
     ),
+    "decode_attention": (
+        "Decode attention",
+        "inference: shared_kv (each KV head read once: XQA, FlashAttention, vLLM paged) / per_query_head "
+        "(TensorRT-LLM v0.5-v0.8 masked MHA on GQA models: every query head walks its KV head's cache, at 9.23 "
+        "elements an SM a clock, fitted on one v0.5.0 A100 FP16 70B row; v0.6.1+ FP8 caches run 16-28% faster)",
+    ),
     "bnb_version": (
         "bitsandbytes release",
         "qlora: current (0.43.2+) or e.g. 0.41.1: before 0.43.2 every 4-bit linear's input is kept, before 0.43.0 "
@@ -275,6 +283,7 @@ _TEXT_KNOBS = (
     "generate_harness",
     "eager_layer",
     "expert_precision",
+    "decode_attention",
     "zero_grad",
     "optimizer_impl",
     "torch_version",
@@ -309,6 +318,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "generate_harness": GENERATE_HARNESSES,
         "eager_layer": ("from_preset", *EAGER_LAYERS),
         "expert_precision": EXPERT_PRECISIONS,
+        "decode_attention": DECODE_ATTENTIONS,
         "lm_head_4bit": ("false", "true"),
         "bnb_storage_dtype": ("unstated", "compute", "fp16"),
         "bnb_double_quant": ("true", "false"),

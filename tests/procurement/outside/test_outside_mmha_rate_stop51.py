@@ -1,7 +1,9 @@
 """prexqa (stop 51): the pre-XQA masked MHA decode of TensorRT-LLM v0.5.0 / v0.6.1 sized per element a query head
 visits, not per byte. An analysis of the [TRT050] strict xfails of test_outside_serving_audit_stop46.py; no engine
 change (no spec field states the serving engine's release or its decode attention kernel, and the rate below is set
-on one row of the table it sizes).
+on one row of the table it sizes). mmha (stop 51): landed as inference.decode_attention per_query_head
+(procurement/sizing/decode_attention.py, assumptions.MMHA_ELEMENTS_PER_SM_CLOCK = 9.23, still the fit below); the
+engine reproduces every figure here to 0.1 tok/s (test_outside_serving_audit_stop46.py states the field).
 
 Sources (read with git from the octoml/TensorRT-LLM-release mirror, NVIDIA's own release commits):
   [MMHA050] release/0.5.0 6b32b407 cpp/tensorrt_llm/kernels/decoderMaskedMultiheadAttention/

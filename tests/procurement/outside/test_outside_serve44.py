@@ -38,10 +38,13 @@ SPEED = 0.15
 MIXTRAL_ACTIVE = 12.75e9  # matmul weights a Mixtral 8x7B token multiplies (the audit's figure, stop43m)
 
 
-def per_gpu(model, precision, gpu, tp, batch, prompt, output):
+def per_gpu(model, precision, gpu, tp, batch, prompt, output, decode_attention="shared_kv"):
     raw = trtllm_spec(model if model not in MODELS else "llama-2-7b", precision, tp, batch, prompt, output)
     if model in MODELS:
         raw["model"] = MODELS[model]
+    raw["inference"]["decode_attention"] = (
+        decode_attention  # mmha: the run's decode attention kernel, as stated
+    )
     spec = parse_workload_spec({"name": "s", **raw})
     report = size_workload(spec, [GPUS[gpu]])
     row = next(c for c in report["candidates"] if c["gpus"] == tp)["throughput"]

@@ -196,20 +196,60 @@ V061_TP2_LONG = (
     "releases; from the rows, the 1.85x to v0.9.0's 1,011 holds a 1.156x that moved the Falcon path too (724 -> "
     "837), leaving 1.60x against the product's 1.91x between sharing and per-query-head reads. (c) a spec would "
     "have to state the serving engine's release or whether its decode attention shares a KV head across the group "
-    "(inference.engine says only compiled or hf_eager)"
+    "(inference.engine says only compiled or hf_eager). mmha: stated as run (inference.decode_attention "
+    "per_query_head, the v0.5.0 masked MHA's 9.23 elements an SM a clock): {stated:,.1f} ({sterr:+.1%}), "
+    "over-corrected: v0.6.1 pre-scales Q and P for an FP8 cache (MMHA_FP8_SCALE_Q_INSTEAD_OF_K / "
+    "_P_INSTEAD_OF_V, decoderMaskedMultiheadAttentionTemplate.h:47-54 at 0268914, 'reduce number of "
+    "instructions for dequantizing'), a faster FP8 path an element than v0.5.0's; its rate is not sized (the "
+    "same table's other H100 FP8 70B rows read -16.4 / -27.0 / -24.4% stated)"
 )
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason=V061_TP2_LONG.format(ours=1046.5, err=1046.5 / 547 - 1),
+    reason=V061_TP2_LONG.format(ours=1046.5, err=1046.5 / 547 - 1, stated=392.6, sterr=392.6 / 547 - 1),
 )
 def test_v061_h100_70b_tp2_long_output_row_within_15_percent():
+    # mmha: stated as the release ran it (per_query_head): +91.3% -> -28.2%, still outside 15% (the reason)
     case = ("fp8", H100, 2, 64, 2048, 2048)
     precision, gpu, tp, batch, prompt, output = case
-    assert per_gpu("llama-2-70b", precision, gpu, tp, batch, prompt, output) == pytest.approx(
-        V061_70B[case], rel=SPEED
+    ours = per_gpu(
+        "llama-2-70b", precision, gpu, tp, batch, prompt, output, decode_attention="per_query_head"
     )
+    assert ours == pytest.approx(V061_70B[case], rel=SPEED)
+
+
+# mmha: the v0.6.1 A100 FP16 70B rows stated as run (inference.decode_attention per_query_head; [MMHA061] leaves the
+# FP16 path as v0.5.0's, so the v0.5.0 rate applies; all three held out from its fit row): 670 128/128 +0.4% ->
+# -7.9% (617.0), 525 128/2,048 +73.8% -> -0.0% (524.8), 79 2,048/128 -3.4% -> -13.3% (68.5). The H100 FP8 rows
+# stated read -16.4 / -27.0 / -24.4 / -28.2% (2,220.4, 1,084.9, 231.3, 392.6): v0.6.1's pre-scaled FP8 path is
+# faster an element than v0.5.0's, so they stay unstated (shared_kv) where they pass and the TP 2 long row keeps
+# its xfail (above).
+V061_A100_STATED = {
+    ("fp16", A100, 4, 1280, 128, 128): 617.0,
+    ("fp16", A100, 4, 240, 128, 2048): 524.8,
+    ("fp16", A100, 4, 120, 2048, 128): 68.5,
+}
+V061_H100_STATED = {
+    ("fp8", H100, 2, 1024, 128, 128): 2220.4,
+    ("fp8", H100, 4, 480, 128, 2048): 1084.9,
+    ("fp8", H100, 2, 96, 2048, 128): 231.3,
+    ("fp8", H100, 2, 64, 2048, 2048): 392.6,
+}
+
+
+@pytest.mark.parametrize("case", list(V061_A100_STATED), ids=_id)
+def test_v061_a100_70b_rows_stated_per_query_head_within_15_percent(case):
+    ours = per_gpu("llama-2-70b", *case, decode_attention="per_query_head")
+    assert ours == pytest.approx(V061_A100_STATED[case], rel=0.005)
+    assert ours == pytest.approx(V061_70B[case], rel=SPEED)
+
+
+def test_v061_h100_fp8_rows_stated_per_query_head_are_over_corrected():
+    for case, stated in V061_H100_STATED.items():
+        ours = per_gpu("llama-2-70b", *case, decode_attention="per_query_head")
+        assert ours == pytest.approx(stated, rel=0.005)
+        assert ours / V061_70B[case] - 1 < -SPEED
 
 
 # --- Case 4: the same table's Falcon 180B rows (held out; no test had them). -----------------------------------------
@@ -250,9 +290,12 @@ FALCON_V061_LONG = (
     "across releases on rows that ran no XQA (fix46s, aud46s: the H100 TP 8 batch 1,024 128/2,048 row reads -2.7% "
     "against v0.6.1's 724 and -15.8% against v0.9.0's 837, a 1.156x release step on this never-XQA path; the v0.5.0 "
     "table's pre-XQA 70B TP 4 long rows +14.5 to +32.4%, test_outside_serving_audit_stop46.py), so this size holds "
-    "for this table, not as a constant of the term; (c) no field states whether the "
+    "for this table, not as a constant of the term; (c) no field stated whether the "
     "serving engine's decode attention shares a KV head across its query heads (inference.engine says only "
-    "compiled or hf_eager)"
+    "compiled or hf_eager). mmha: inference.decode_attention per_query_head states it now, but its rate (v0.5.0's "
+    "FP16 thread layout at head 128, 9.23 elements an SM a clock) is not this row's: v0.6.1 pre-scales Q / P for an "
+    "FP8 cache and Falcon's head 64 runs 8 threads a key; stated, the H100 FP8 long rows read -27.6% (524.3) and "
+    "-28.3% (189.4), so the rows stay unstated and the label stands"
 )
 FALCON_V061_A100_LONG = (
     "UNEXPLAINED in part (serve46): [TRT061] Falcon 180B A100 FP16 TP 8, batch 128, 128/2,048: published 180; ours "
@@ -260,7 +303,9 @@ FALCON_V061_A100_LONG = (
     "us, not NCCL's modelled 71). The masked MHA kernel's per-query-head work (29 query heads a KV head: no XQA in "
     "any release, fixa45) sized at 3.7 TB/s gives 230.6 (+28.1%): 58 of the 86 points; the rest is beyond the term, the A100 "
     "long-output residual this table's Llama 2 70B TP 4 row shows too (+15.6% with the term) and v0.9.0's A100 TP 8 "
-    "70B row with XQA (+19.6%, test_serving_published.py), larger here; not sized"
+    "70B row with XQA (+19.6%, test_serving_published.py), larger here; not sized. mmha: stated as run "
+    "(inference.decode_attention per_query_head, the v0.5.0 70B rate at head 128; Falcon's head 64 not sized) it "
+    "reads 208.2 (+15.7%), just outside 15%"
 )
 
 
