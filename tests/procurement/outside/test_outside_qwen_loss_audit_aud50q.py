@@ -199,7 +199,18 @@ LOSS_RECOMPUTE_MISS = (
     "(fix50q, stop 50) moved every published figure it touched short (Qwen 7B 4k -9.4 -> -11.5%, Qwen-VL growth "
     "-8.9 -> -15.2%, Unsloth per-token -5.4 -> -12.6%, torchtitan 8B CP -4.1 -> -10.5%) and the validation median "
     "memory error 9.63 -> 10.70%: something block-sized the product does not count stays alive during the loss's "
-    "backward; lead: a torch memory snapshot at the loss backward / last-block recompute"
+    "backward; lead: a torch memory snapshot at the loss backward / last-block recompute. qwenq (stop 51), the "
+    "timeline at torch 2.0 re-read: the allocated peak is the max (nll_loss's and log_softmax's fp32 gradients, "
+    "4 + 4 B x V beside the saved 4, are released before the last CheckpointFunction.backward recomputes), but "
+    "a reserved reading is not: the caching allocator serves a request from one cached block or a new cudaMalloc "
+    "and never joins blocks of two segments (CUDACachingAllocator.cpp header: 'Large requests will use the "
+    "smallest available free block or allocate a new block'), so after the forward frees the bf16 logits (2), "
+    "their shifted copy (2) and the fp32 cast (4), nll_loss's gradient reuses the cast's segment and "
+    "log_softmax's gradient finds only the two 2 B x V segments: a new 4 B x V segment, 16 B x V reserved, in "
+    "which the block's recompute then fits. Sized on [QWEN] (kept + 16 B x V in place of kept + block + 12, x 1.05, "
+    "by hand): 14B -6.0 .. +1.6% at every length, 7B -7.4 .. +8.0%, the 1.8B 1k / 2k / 4k -9.9 / -8.2 / -6.4% but "
+    "its 8k +16.0% and 256 / 512 -15.4 / -14.9% (15 of 18 rows against 13): not shipped "
+    "(the README names no tool; a reserved reading would be a spec field, memory_reading, not built)"
 )
 
 
