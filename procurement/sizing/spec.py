@@ -1953,7 +1953,9 @@ def _check_deepspeed_buckets(reader: _Reader, spec: WorkloadSpec) -> None:
     """reduce_bucket_size / overlap_comm are DeepSpeed ZeRO-1/2's (stage_1_and_2.py): a training plan on zero_stage
     1 or 2 without a pipeline (DeepSpeed's pipeline engine allocates one buffer elsewhere, not counted here)."""
     par = spec.parallelism
-    if par.reduce_bucket_size and (par.zero_stage not in (1, 2) or not spec.is_training or par.pipeline_parallel > 1):
+    if par.reduce_bucket_size and (
+        par.zero_stage not in (1, 2) or not spec.is_training or par.pipeline_parallel > 1
+    ):
         reader.error(
             "parallelism.reduce_bucket_size",
             f"is DeepSpeed ZeRO-1/2's gradient bucket: needs training with parallelism.zero_stage 1 or 2 and "
