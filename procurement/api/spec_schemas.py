@@ -326,6 +326,16 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "parallelism), and with pipeline parallelism its gradients unsharded until the last micro-batch; "
         "default true (FSDP2's)"
     )
+    reduce_bucket_size = _count(
+        "Training with zero_stage 1 or 2, pipeline_parallel 1: DeepSpeed's zero_optimization.reduce_bucket_size "
+        "(elements): its ZeRO-1/2 optimizer allocates a gradient staging buffer of this many 16-bit elements at "
+        "every backward (contiguous_gradients, DeepSpeed's default), held until the step; default 0, not counted",
+        minimum=0,
+    )
+    overlap_comm = _flag(
+        "With reduce_bucket_size: DeepSpeed's zero_optimization.overlap_comm; true allocates a second bucket "
+        "(DeepSpeed's double buffer); default false (DeepSpeed's default below ZeRO-3)"
+    )
     gradient_sync = _choice(
         GRADIENT_SYNCS,
         "Training with zero_stage 0, 1 or 2: where an accumulated step's data-parallel traffic hides: overlapped, "

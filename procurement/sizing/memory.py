@@ -41,6 +41,7 @@ from procurement.sizing.bytes_model import (
     activation_scale,
     adamw_for_loop_temporary_params,
     adamw_step_temporary_states,
+    compute_bytes,
     op_level_saved_bytes_per_token,
     op_level_saved_matmuls,
     saved_module_peak_bytes,
@@ -173,13 +174,28 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
         gradients = _gradients_at_freed_peak(spec, state, gradients, activations, tp, dp, zero, pp)
     return {
         "weights": weights - head_saving,
-        "gradients": gradients,
+        "gradients": gradients + _deepspeed_ipg_buffer_bytes(spec) + 0 * dp,
         "optimizer_states": optimizer,
         "activations": activations + 0 * dp,
         "kv_cache": np.zeros_like(weights),
         "dequantized_weights": _dequantized_weight_bytes(spec, stage, unsharded, tp, pp) + copies + 0 * dp,
         "host_offload": host,
     }
+
+
+def _deepspeed_ipg_buffer_bytes(spec) -> float:
+    """DeepSpeed ZeRO-1/2's gradient staging buffers (parallelism.reduce_bucket_size, overlap_comm), on the GPU
+    through every backward, so beside the backward's peak: with contiguous_gradients (DeepSpeed's default,
+    zero/config.py line 93) DeepSpeedZeroOptimizer.backward allocates `torch.empty(reduce_bucket_size,
+    dtype=self.dtype)`, the 16-bit parameters' dtype, and a second one under overlap_comm ("Use double buffers to
+    avoid data access conflict"), freed only at the step (_release_ipg_buffers): deepspeed/runtime/zero/
+    stage_1_and_2.py@v0.12.3 lines 1934-1947. Whole-size whatever the trainable count (a LoRA's few MB of
+    gradients still get 2 x 2e8 elements), unsharded by the data-parallel degree."""
+    par = spec.parallelism
+    if not par.reduce_bucket_size:
+        return 0.0
+    buffers = 2.0 if par.overlap_comm else 1.0
+    return buffers * par.reduce_bucket_size * compute_bytes(spec)
 
 
 def frees_gradients(spec, offload=None) -> bool:

@@ -567,6 +567,8 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "tp_implementation": spec.parallelism.tp_implementation,
             "context_parallel_comm": spec.parallelism.context_parallel_comm,
             "reshard_after_forward": spec.parallelism.reshard_after_forward,
+            "reduce_bucket_size": spec.parallelism.reduce_bucket_size,
+            "overlap_comm": spec.parallelism.overlap_comm,
             "gradient_sync": spec.parallelism.gradient_sync,
             "offload": spec.parallelism.offload,
         },

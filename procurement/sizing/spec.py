@@ -311,6 +311,10 @@ class ParallelismSpec:
     # FSDP2's fully_shard(reshard_after_forward=...): false keeps a stage's parameters gathered between forward
     # and backward (torchtitan under pipeline parallelism); fsdp_reshard.py. True is FSDP2's default.
     reshard_after_forward: bool = True
+    # DeepSpeed ZeRO-1/2's zero_optimization.reduce_bucket_size (elements) and overlap_comm: the gradient staging
+    # buffers its optimizer allocates at every backward (memory._deepspeed_ipg_buffer_bytes). 0: not counted.
+    reduce_bucket_size: int = 0
+    overlap_comm: bool = False
     # GRADIENT_SYNCS: where an accumulated step's data-parallel traffic can hide (DDP / ZeRO-1/2 training)
     gradient_sync: str = "overlapped"
     # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
@@ -1124,6 +1128,8 @@ PARALLELISM_KEYS = frozenset(
         "tp_implementation",
         "context_parallel_comm",
         "reshard_after_forward",
+        "reduce_bucket_size",
+        "overlap_comm",
         "gradient_sync",
         "activation_offload_layers",
         *SPLIT_FIELDS,
@@ -1180,6 +1186,10 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         reshard_after_forward=reader.boolean(
             data, "reshard_after_forward", "parallelism.reshard_after_forward", True
         ),
+        reduce_bucket_size=reader.integer(
+            data, "reduce_bucket_size", "parallelism.reduce_bucket_size", 0, minimum=0
+        ),
+        overlap_comm=reader.boolean(data, "overlap_comm", "parallelism.overlap_comm", False),
         gradient_sync=reader.choice(
             data, "gradient_sync", "parallelism.gradient_sync", "overlapped", GRADIENT_SYNCS
         ),
@@ -1810,6 +1820,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     _check_expert_overlap(reader, spec)
     _check_tp_comm_overlap(reader, spec)
     _check_reshard_after_forward(reader, spec)
+    _check_deepspeed_buckets(reader, spec)
     _check_gradient_sync(reader, spec)
 
 
@@ -1958,6 +1969,25 @@ def _check_reshard_after_forward(reader: _Reader, spec: WorkloadSpec) -> None:
             "parallelism.reshard_after_forward",
             f"false keeps FSDP's gathered weights between forward and backward: needs training with "
             f"parallelism.zero_stage 3 or fsdp, got zero_stage {par.zero_stage}",
+        )
+
+
+def _check_deepspeed_buckets(reader: _Reader, spec: WorkloadSpec) -> None:
+    """reduce_bucket_size / overlap_comm are DeepSpeed ZeRO-1/2's (stage_1_and_2.py): a training plan on zero_stage
+    1 or 2 without a pipeline (DeepSpeed's pipeline engine allocates one buffer elsewhere, not counted here)."""
+    par = spec.parallelism
+    if par.reduce_bucket_size and (
+        par.zero_stage not in (1, 2) or not spec.is_training or par.pipeline_parallel > 1
+    ):
+        reader.error(
+            "parallelism.reduce_bucket_size",
+            f"is DeepSpeed ZeRO-1/2's gradient bucket: needs training with parallelism.zero_stage 1 or 2 and "
+            f"pipeline_parallel 1, got zero_stage {par.zero_stage}, pipeline_parallel {par.pipeline_parallel}",
+        )
+    if par.overlap_comm and not par.reduce_bucket_size:
+        reader.error(
+            "parallelism.overlap_comm",
+            "doubles DeepSpeed ZeRO-1/2's gradient bucket: state parallelism.reduce_bucket_size with it",
         )
 
 

@@ -292,8 +292,15 @@ def qwen_lora_spec(model: dict, seq: int, gpus: int, *, qlora: bool = False) -> 
     on the same single-GPU runs only.
     fix50q (aud50q item 5): the ZeRO-3 runs (finetune_lora_ds.sh, DeepSpeed's bf16) and Q-LoRA
     (finetune_qlora_single_gpu.sh, DeepSpeed's fp16) run the same model loss without autocast, log_softmax in
-    16 bits: cross_entropy shifted_16bit, 6 bytes x V a token."""
+    16 bits: cross_entropy shifted_16bit, 6 bytes x V a token.
+    qwenq (stop 51): Q-LoRA runs under DeepSpeed ZeRO-2 on one GPU as on several (finetune_qlora_single_gpu.sh and
+    finetune_qlora_ds.sh both pass --deepspeed finetune/ds_config_zero2.json, unchanged since af22d5e of
+    2023-09-11: "stage": 2, "reduce_bucket_size": 2e8, "overlap_comm": true, contiguous_gradients true), so it is
+    stated as run: zero_stage 2 with DeepSpeed's two 2e8-element fp16 gradient buckets (memory.py)."""
     single_gpu_autocast = gpus == 1 and not qlora
+    parallelism = {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0}
+    if qlora:
+        parallelism = {"gpus": gpus, "zero_stage": 2, "reduce_bucket_size": 200_000_000, "overlap_comm": True}
     adapters = {"adapter_dtype": "fp32"} if single_gpu_autocast else {}
     loss = {"cross_entropy": "shifted_autocast" if single_gpu_autocast else "shifted_16bit"}
     return loss | {
@@ -304,7 +311,7 @@ def qwen_lora_spec(model: dict, seq: int, gpus: int, *, qlora: bool = False) -> 
         "micro_batch_size": 1,
         "gradient_checkpointing": "full",
         "lora": {"rank": 64, "targets": ["c_attn", "c_proj", "w1", "w2"], "dropout": 0.05} | adapters,
-        "parallelism": {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0},
+        "parallelism": parallelism,
         "gradient_accumulation_steps": 8,
         "training_tokens": 1e7,
         "torch_version": "2.0",  # optstep: the README's "Pytorch 2.0" (foreach AdamW's two step temporaries)
