@@ -137,8 +137,9 @@ QW18C_FLASH_BF16 = (  # history: the strict xfail reason before hfeager
 @pytest.mark.django_db
 def test_qwen_1_8b_chat_card_flash_bf16_generating_8192(bundled_catalog):
     speed = _speed("qwen1_unfused_norm", "none", 8192)
-    assert speed == pytest.approx(1 / ((35 * LAYERS + LOOP) * 16.99e-6 + 2 * LAYERS * 62e-6), rel=0.002)  # 56.31
-    assert speed == pytest.approx(56.31, rel=0.002)
+    by_hand = 1 / ((35 * LAYERS + LOOP) * 16.99e-6 + 2 * LAYERS * 62e-6)
+    assert by_hand == pytest.approx(56.31, abs=0.01)
+    assert speed == pytest.approx(by_hand, rel=0.002)
     assert speed == pytest.approx(54.04, rel=SPEED)
 
 

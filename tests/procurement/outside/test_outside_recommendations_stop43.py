@@ -454,12 +454,17 @@ QWEN_TABLE = {
     # hfeager: 2 of the 37 (flash-attn's Triton rotary on q and k) at Triton's Python launch, 62 us (triton-lang/triton
     # PR #3503), the other 35 at 16.99 us: 7B (35 x 32 + 30) x 16.99 us + 64 x 62 us = 23.507 ms = 42.54 tokens/s;
     # 14B (35 x 40 + 30) x 16.99 us + 80 x 62 us = 29.256 ms = 34.18; Int4 x 0.912: 46.64 / 37.47
-    ("7b", "none"): (40.93, 16.99, 42.54),  # host47b: 42.11 -> 76.84; fix47h -> 48.48 (+18.4%); hfeager 42.54 (+3.9%)
-    ("7b", "int8"): (37.47, 11.20, 42.54),  # fix47h: 42.11 (auto_gptq, 23) -> 48.48 (+29.4%); hfeager 42.54 (+13.5%)
-    ("7b", "int4"): (50.09, 8.21, 46.64),  # acc44: exllama stated (qwen_spec); fix47h: 46.17 -> 53.15; hfeager 46.64
-    ("14b", "none"): (32.22, 30.15, 34.18),  # host47b: 33.96 -> 48.72; fix47h -> 38.98 (+21.0%); hfeager 34.18 (+6.1%)
-    ("14b", "int8"): (29.28, 18.81, 34.18),  # fix47h: 33.96 -> 38.98 (+33.1%); hfeager 34.18 (+16.7%, strict xfail)
-    ("14b", "int4"): (38.72, 13.01, 37.47),  # acc44: exllama, 33.96 / 0.912; fix47h: 37.23 -> 42.73; hfeager 37.47
+    # before -> after: 7B BF16 host47b 42.11 -> 76.84; fix47h 48.48 (+18.4%); hfeager 42.54 (+3.9%). 7B Int8 fix47h
+    # 42.11 (auto_gptq, 23) -> 48.48 (+29.4%); hfeager 42.54 (+13.5%). 7B Int4 (acc44: exllama stated, qwen_spec)
+    # fix47h 46.17 -> 53.15; hfeager 46.64. 14B BF16 host47b 33.96 -> 48.72; fix47h 38.98 (+21.0%); hfeager 34.18
+    # (+6.1%). 14B Int8 fix47h 33.96 -> 38.98 (+33.1%); hfeager 34.18 (+16.7%, strict xfail). 14B Int4 (acc44:
+    # exllama, 33.96 / 0.912) fix47h 37.23 -> 42.73; hfeager 37.47
+    ("7b", "none"): (40.93, 16.99, 42.54),
+    ("7b", "int8"): (37.47, 11.20, 42.54),
+    ("7b", "int4"): (50.09, 8.21, 46.64),
+    ("14b", "none"): (32.22, 30.15, 34.18),
+    ("14b", "int8"): (29.28, 18.81, 34.18),
+    ("14b", "int4"): (38.72, 13.01, 37.47),
     # fix44q: exllama GPU-bound; cls45d: 1 / (69.79e9 x 1.1314 ps + 3 x 1.88 ms KV) (11.67 with 1 pass); decode48b:
     # 11.82 -> 11.98 (+5.8%), 1 / (69.79e9 x 1.0579 ps + 5.114 x 1.88 ms), the per-row constant refitted with the fp16
     # cache's cat copies at 2.057 passes each (held out)

@@ -82,7 +82,8 @@ def test_a_model_without_a_stated_layer_runs_transformers_llama_layer():
     assert llama.model.eager_layer == "llama"
     assert serving_host.kernels_per_layer(llama) == 51.0
     assert serving_host.host_seconds_per_token(llama) == pytest.approx((32 * 51 + 30) * HOST)
-    assert serving_host.triton_launches_per_layer(llama) == 0.0  # transformers' Llama layer launches no Triton kernel
+    # transformers' Llama layer launches no Triton kernel
+    assert serving_host.triton_launches_per_layer(llama) == 0.0
     assert "51 kernels a layer x 32 layers" in serving_host.text(llama)
     assert "transformers 4.30's Llama decoder layer" in serving_host.text(llama)
 
