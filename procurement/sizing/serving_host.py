@@ -10,7 +10,8 @@ fitted: kernels a layer x layers + the loop's own kernels, each at the host's ra
 sets (inference.generate_harness, host47b; GENERATE_HARNESS_HOST below): transformers' own generate (the default)
 at hf_generate_kernel_host_s (16.99 us, the median of optimum's 2023 and the Qwen2.5 page's host-bound A100 rows);
 auto_gptq: the host AutoGPTQ's README llama-7b fp16 A100 row measured, 31 us a kernel (eager_kernel_host_s); cause
-not shown (a stated host-rate choice, fix47h).
+not shown (a stated host-rate choice, fix47h). hfeager: a kernel the layer launches through Triton's Python launcher
+(Qwen-1's flash-attn rotary, EAGER_LAYER_TRITON_LAUNCHES) costs TRITON_LAUNCH_HOST_SECONDS (62 us, published) instead.
 
 Kernels of one decoder layer in decode (one token), read from Qwen-1's modeling_qwen.py (QWenBlock /
 QWenAttention / QWenMLP, Qwen/Qwen-7B remote code, with flash-attn installed as the QwenLM/Qwen @03cd81f5
@@ -122,6 +123,25 @@ EAGER_LAYER_KERNELS = {
     "mistral": (44.0, 4.0),
 }
 LOOP_KERNELS = 30.0
+# hfeager: model.eager_layer -> of its kernels, those launched through Triton's Python launcher, not a CUDA
+# extension's or ATen's C++ launch. Qwen-1's flash-attn path rotates q and k with flash-attn's apply_rotary_emb_func
+# (modeling_qwen.py @e7a368b0 apply_rotary_pos_emb), which from flash-attn v2.1.2 (942fcbf0, 2023-09-03: "[Rotary]
+# Implement rotary in Triton"; v2.1.1 and before call the csrc/rotary extension) is flash_attn/ops/triton/rotary.py
+# apply_rotary: one rotary_kernel[grid](...) launch with 19 runtime arguments (Dao-AILab/flash-attention @v2.3.3).
+# The README's install clones flash-attention's head and says csrc/rotary is not needed "if the version of flash-attn
+# is higher than 2.1.1" (QwenLM/Qwen @03cd81f5 README, Quickstart): its rows ran the Triton rotary. 2 a layer (q, k).
+EAGER_LAYER_TRITON_LAUNCHES = {"qwen1": 2.0, "qwen1_unfused_norm": 2.0}
+# hfeager: host seconds of one launch of a jitted Triton kernel through its Python launcher (JITFunction.run builds
+# the call's Python containers and specialization key every launch): "40us to 4.2us for kernels with a few params,
+# or 62us to 6us for kernels with many params", measured on the triton 2 shipped with PyTorch 2.2
+# (triton-lang/triton PR #3503, "[FRONTEND][RFC] Low latency kernel launching", 2024-03-29; the cuts landed after
+# triton 2.2, PR #3638). Earlier launchers were no faster: PR #1431 (2023-03-29, triton 2.0 era) measured an empty
+# few-argument kernel at ~55 us on its CI machine, ~42 us with that PR. The rotary kernel has many arguments: 62 us.
+# Published, not fitted; checked on rows not used to set it (the Qwen README's BF16 1.8B / 7B / 14B, host-bound:
+# tests/procurement/outside/test_outside_recommendations_stop43.py and test_outside_audit_stop43d.py; the Qwen-1.8B-
+# Chat card's FlashAttn v2 rows; its Disabled rows, no Triton launch, do not move). At 40 us (few arguments) the
+# same rows land within 15% as well (the module's tests).
+TRITON_LAUNCH_HOST_SECONDS = 62e-6
 # inference.generate_harness -> the host's seconds a kernel (host47b; restated fix47h). transformers:
 # hf_generate_kernel_host_s (fit and held-out rows at its definition, assumptions.py). auto_gptq: the host AutoGPTQ's
 # README llama-7b fp16 A100 row measured, 31 us a kernel; cause not shown. A stated host-rate choice, not a mechanism:
@@ -322,12 +342,20 @@ def kernel_host_seconds(spec) -> float:
     return GENERATE_HARNESS_HOST[getattr(spec.inference, "generate_harness", "transformers")].value
 
 
+def triton_launches_per_layer(spec) -> float:
+    """Of kernels_per_layer, those the layer launches through Triton's Python launcher (EAGER_LAYER_TRITON_LAUNCHES)."""
+    return EAGER_LAYER_TRITON_LAUNCHES.get(getattr(spec.model, "eager_layer", "llama"), 0.0)
+
+
 def host_seconds_per_token(spec) -> float:
-    """Host time of one decode step of an eager transformers loop; 0 where it does not apply."""
+    """Host time of one decode step of an eager transformers loop; 0 where it does not apply. A kernel costs the
+    harness's rate, one launched through Triton's Python launcher TRITON_LAUNCH_HOST_SECONDS instead."""
     if not applies(spec):
         return 0.0
-    kernels = kernels_per_layer(spec) * spec.model.num_layers + LOOP_KERNELS
-    return kernels * kernel_host_seconds(spec) * quant_kernel_ratio(spec)
+    triton = triton_launches_per_layer(spec) * spec.model.num_layers
+    kernels = kernels_per_layer(spec) * spec.model.num_layers + LOOP_KERNELS - triton
+    host = kernels * kernel_host_seconds(spec) + triton * TRITON_LAUNCH_HOST_SECONDS
+    return host * quant_kernel_ratio(spec)
 
 
 def engine_step_host_seconds(spec) -> float:
@@ -389,7 +417,9 @@ def text(spec) -> str:
     return (
         f"eager transformers decode (inference.engine hf_eager): {per_layer:.0f} kernels a layer x "
         f"{spec.model.num_layers} layers + {LOOP_KERNELS:.0f} of the sampling loop at "
-        f"{kernel_host_seconds(spec) * 1e6:.0f} us of host time = {host_seconds_per_token(spec) * 1e3:.1f} ms "
+        f"{kernel_host_seconds(spec) * 1e6:.0f} us of host time"
+        + _triton_text(spec)
+        + f" = {host_seconds_per_token(spec) * 1e3:.1f} ms "
         "a token, on every card; a decode step takes the longer of that and the GPU's work (launches are "
         f"asynchronous), whose attention moves the KV cache at least {kv_cache_passes(spec):.0f} times a step "
         "(torch.cat copies the past keys and values into a new tensor before attention reads it"
@@ -400,6 +430,17 @@ def text(spec) -> str:
         + "; "
         + _harness_text(spec)
         + _quant_kernel_text(spec)
+    )
+
+
+def _triton_text(spec) -> str:
+    launches = triton_launches_per_layer(spec)
+    if not launches:
+        return ""
+    return (
+        f", {launches:.0f} of them a layer (flash-attn's rotary on q and k, a Triton kernel from flash-attn 2.1.2) "
+        f"at {TRITON_LAUNCH_HOST_SECONDS * 1e6:.0f} us each, Triton's Python launcher (triton-lang/triton PR #3503's "
+        "many-argument launch)"
     )
 
 

@@ -116,7 +116,7 @@ _DECODE48_QWEN1 = (  # decode48, lead (3) of its brief checked in Qwen-1's own c
     "and .max().item() run only at batch_size > 1 with a mask, so no per-layer sync makes host and GPU add here; "
     "the context growth stays unsized (test_outside_eager_sync_audit_stop48.py)."
 )
-QW18C_FLASH_BF16 = (
+QW18C_FLASH_BF16 = (  # history: the strict xfail reason before hfeager
     "UNEXPLAINED (aud47h; fix47h restated): [QW18C] Qwen-1.8B-Chat BF16, FlashAttn v2, 1 context token + 8,192 "
     "generated, one A100-SXM4-80G, PyTorch 2.0.1: published 54.04 tokens/s; ours 101.13 (+87.1%) on the qwen1 "
     "count (23, flash-attn's fused rms_norm assumed) -> 64.12 (+18.7%) at fix47h on the layer the card's pair "
@@ -128,11 +128,18 @@ QW18C_FLASH_BF16 = (
 )
 
 
+# hfeager: FIXED, its strict xfail removed: 64.12 (+18.7%) -> 56.31 (+4.2%). "The residual is the host's rate" was
+# not the host: 2 of the 37 kernels are flash-attn's Triton rotary (q and k; Dao-AILab/flash-attention 942fcbf0, from
+# v2.1.2), each launched through Triton's Python launcher at 62 us (triton-lang/triton PR #3503, many-argument kernels;
+# serving_host.TRITON_LAUNCH_HOST_SECONDS), not at 16.99 us: (35 x 24 + 30) x 16.99 us + 48 x 62 us = 17.757 ms
+# (host-bound at 8,192: the GPU's weights and KV passes stay under it). The Disabled rows (no flash-attn, eager
+# rotary: no Triton launch) do not move (53.03, Case 1), the sibling without the mechanism.
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=QW18C_FLASH_BF16 + _DECODE48_QWEN1)
 def test_qwen_1_8b_chat_card_flash_bf16_generating_8192(bundled_catalog):
     speed = _speed("qwen1_unfused_norm", "none", 8192)
-    assert speed == pytest.approx(64.12, rel=0.002)
+    by_hand = 1 / ((35 * LAYERS + LOOP) * 16.99e-6 + 2 * LAYERS * 62e-6)
+    assert by_hand == pytest.approx(56.31, abs=0.01)
+    assert speed == pytest.approx(by_hand, rel=0.002)
     assert speed == pytest.approx(54.04, rel=SPEED)
 
 
@@ -142,7 +149,7 @@ def test_qwen_1_8b_chat_card_flash_bf16_generating_8192(bundled_catalog):
 # 31 us (auto_gptq) against 16.99 us (transformers): Int8 / BF16 = 0.548. Published 55.62 / 54.04 = 1.029 at 8,192
 # (55.56 / 54.09 = 1.027 at 2,048). fix47h: both on one harness (transformers) and the card's v2 layer
 # (qwen1_unfused_norm, 37): Int8 64.12, BF16 64.12, ratio 1.000 (-2.8%, now inside); the Int8 row alone +15.3%.
-QW18C_HARNESS = (
+QW18C_HARNESS = (  # history: the strict xfail reason before hfeager
     "UNEXPLAINED (aud47h; fix47h restated): [QW18C] one A100-SXM4-80G host, PyTorch 2.0.1, 8,192 generated: Int8 "
     "through AutoGPTQ's loader 55.62 tokens/s, BF16 through the model's own generate 54.04: ratio 1.029. host47b "
     "(Int8 on auto_gptq, 31 us; BF16 on transformers, 16.99 us): 55.43 / 101.13 = 0.548 (-46.7%). fix47h states "
@@ -153,15 +160,15 @@ QW18C_HARNESS = (
 )
 
 
+# hfeager: FIXED, its strict xfail (QW18C_HARNESS, kept above as history) removed: the Int8 row 64.12 (+15.3%) ->
+# 56.31 (+1.2%), the ratio 1.000 (-2.8%) unchanged: the BF16 rows' "host excess" was flash-attn's 2 Triton rotary
+# launches a layer (Case 2).
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=QW18C_HARNESS)
 def test_qwen_1_8b_chat_card_int8_over_bf16_on_one_host(bundled_catalog):
     int8 = _speed("qwen1_unfused_norm", "int8", 8192)
     bf16 = _speed("qwen1_unfused_norm", "none", 8192)
-    assert int8 == pytest.approx(64.12, rel=0.002)
-    assert int8 == pytest.approx(
-        55.62, rel=SPEED
-    )  # the Int8 row alone: +15.3% at fix47h (was inside at 55.43)
+    assert int8 == pytest.approx(56.31, rel=0.002)
+    assert int8 == pytest.approx(55.62, rel=SPEED)  # the Int8 row alone: +15.3% at fix47h, +1.2% at hfeager
     assert int8 / bf16 == pytest.approx(55.62 / 54.04, rel=SPEED)
 
 
@@ -171,10 +178,28 @@ def test_qwen_1_8b_chat_card_int8_over_bf16_on_one_host(bundled_catalog):
 # kernels, flash-attn 2 without csrc/layer_norm; zhangningboo/Qwen-7B @e7a368b0 modeling_qwen.py), on one harness
 # (transformers, 16.99 us; host47b's auto_gptq cause withdrawn): 918 x 16.99 us x 0.912 = 14.23 ms a token. Not a
 # FIXED label: the same restatement moves passing cases out (the 8,192 Disabled row, the README's Int8 rows).
+# hfeager: back out, a strict xfail: 70.29 (-8.1%) -> 61.74 (-19.2%) once flash-attn's Triton rotary is priced
+# (2 launches a layer at 62 us, x 0.912: 16.196 ms a token). It passed on the BF16 loop's unpriced Triton launches
+# offsetting the Int4 step's own gap.
+QW18C_INT4_8192 = (
+    "UNEXPLAINED (hfeager): [QW18C] Qwen-1.8B-Chat-Int4, FlashAttn v2, 1 context token + 8,192 generated, one "
+    "A100-SXM4-80G, PyTorch 2.0.1: published 76.45 tokens/s; ours 60.76 (-20.5%) -> 70.29 (-8.1%, fix47h) -> 61.74 "
+    "(-19.2%) at hfeager, which prices 2 of the layer's 37 kernels (flash-attn's Triton rotary, Dao-AILab/flash-"
+    "attention 942fcbf0) at Triton's Python launch, 62 us (triton-lang/triton PR #3503), and lands the card's BF16 "
+    "and Int8 rows (56.31: +4.2% / +1.2%). What is left is the Int4 step's ratio to BF16: published 76.45 / 54.04 = "
+    "1.415 at 8,192 (71.07 / 54.09 = 1.314 at 2,048; the QwenLM/Qwen README's 7B / 14B 1.224 / 1.202), where the "
+    "engine's exllama ratio is 1 / 0.912 = 1.096, measured on Llama-2-13B (huggingface/optimum @09638629, AutoGPTQ "
+    "0.4.2); at the card's own 1.415 the row would read 56.31 x 1.415 = 79.7 (+4.2%, the BF16 row's error). Not "
+    "sized: which host work the README's AutoGPTQ Int4 loop skips (its release and loader are not published), and "
+    "why the ratio grows with model size falling (1.20 at 14B to 1.31 at 1.8B) and with length (1.31 -> 1.42)."
+)
+
+
 @pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=QW18C_INT4_8192)
 def test_qwen_1_8b_chat_card_int4_generating_8192(bundled_catalog):
     speed = _speed("qwen1_unfused_norm", "int4", 8192)
-    assert speed == pytest.approx(70.29, rel=0.002)
+    assert speed == pytest.approx(61.74, rel=0.002)
     assert speed == pytest.approx(76.45, rel=SPEED)
 
 

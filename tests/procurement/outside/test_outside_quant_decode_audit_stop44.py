@@ -234,8 +234,10 @@ def test_optimum_exllama_four_streams_absolute(bundled_catalog, row, context):
 # miss is the context term of an eager step, not the kernel: see test 6, where the Int4 / BF16 step ratio holds.
 _QWEN8K = {
     # fix47h: one harness (transformers) and the README's layer (qwen1_unfused_norm, 37): 46.17 -> 53.15, 37.23 -> 42.73
-    "7b": (38.61, 36.14, 53.15),  # published Int4, published BF16, engine Int4 exllama (tok/s)
-    "14b": (27.33, 24.87, 42.73),
+    # hfeager: flash-attn's Triton rotary priced (2 launches a layer at 62 us, triton-lang/triton PR #3503; the README's
+    # 2,048 BF16 rows land): 53.15 -> 46.64, 42.73 -> 37.47, still host-bound and out
+    "7b": (38.61, 36.14, 46.64),  # published Int4, published BF16, engine Int4 exllama (tok/s)
+    "14b": (27.33, 24.87, 37.47),
 }
 _QWEN8K_REASON = (
     "UNEXPLAINED: [QWEN8K] Qwen-{model} Chat Int4 generating 8,192 tokens on one A100: published {published}, ours {ours} "
@@ -292,8 +294,9 @@ _DECODE48_QWEN1 = (  # decode48, lead (3) of its brief checked in Qwen-1's own c
                 reason=_QWEN8K_REASON.format(
                     model="7B",
                     published=38.61,
-                    ours="46.17 (+19.6%) -> 53.15 at fix47h",
-                    gap="+37.7%",
+                    ours="46.17 (+19.6%) -> 53.15 (+37.7%) at fix47h -> 46.64 at hfeager (flash-attn's Triton "
+                    "rotary priced, 2 launches a layer at 62 us)",
+                    gap="+20.8%",
                     unstated="48.48, +25.6%",
                 )
                 + _DECODE48_QWEN1,
@@ -306,8 +309,9 @@ _DECODE48_QWEN1 = (  # decode48, lead (3) of its brief checked in Qwen-1's own c
                 reason=_QWEN8K_REASON.format(
                     model="14B",
                     published=27.33,
-                    ours="37.23 (+36.2%) -> 42.73 at fix47h",
-                    gap="+56.3%",
+                    ours="37.23 (+36.2%) -> 42.73 (+56.3%) at fix47h -> 37.47 at hfeager (flash-attn's Triton "
+                    "rotary priced, 2 launches a layer at 62 us)",
+                    gap="+37.1%",
                     unstated="38.98, +42.6%",
                 )
                 + _DECODE48_QWEN1,
@@ -335,7 +339,10 @@ def test_qwen_int4_generating_8192_on_one_a100(bundled_catalog, model):
 # is partly the GPU's), passing.
 # decode48b: [14b] 1.1031 -> 1.2137, estimate 30.18 (+10.4%): the BF16 step at 8,192, partly the GPU's, takes the
 # cat's 2 copy passes at 2.057 each (the Int4 step stays the host floor x 0.912)
-_QWEN8K_RATIO = {"7b": (1.0963, "39.62", "+2.6%"), "14b": (1.2137, "30.18", "+10.4%")}
+# hfeager: [14b] 1.2137 -> 1.1338, estimate 28.20 (+3.2%): with flash-attn's 2 Triton rotary launches a layer priced
+# (62 us each, triton-lang/triton PR #3503) the 14B BF16 floor (29.26 ms) again binds over more of its GPU work; [7b]
+# unchanged (both steps host-bound, the ratio exllama's alone)
+_QWEN8K_RATIO = {"7b": (1.0963, "39.62", "+2.6%"), "14b": (1.1338, "28.20", "+3.2%")}
 
 
 @pytest.mark.django_db

@@ -20,6 +20,9 @@ from procurement.sizing.throughput import inference_throughput
 
 # host47b: the default harness (inference.generate_harness transformers), 16.99 us a kernel (was 31 us for every loop)
 HOST = HF_GENERATE_KERNEL_HOST_SECONDS.value
+# hfeager: Qwen-1's flash-attn rotary is a Triton kernel (flash-attn >= 2.1.2), 2 a layer, launched through Triton's
+# Python launcher at 62 us (triton-lang/triton PR #3503, many-argument kernels; serving_host.TRITON_LAUNCH_HOST_SECONDS)
+TRITON = 62e-6
 
 
 def _spec(engine=None, eager_layer=None, **inference):
@@ -37,7 +40,12 @@ def _rows(spec):
 def test_the_host_time_a_token_is_counted_from_the_layer_and_the_loop():
     qwen1 = _spec("hf_eager", "qwen1")
     assert serving_host.kernels_per_layer(qwen1) == 23.0
-    assert serving_host.host_seconds_per_token(qwen1) == pytest.approx((32 * 23 + 30) * HOST)
+    # hfeager: (32 x 21 + 30) x 16.99 us + 32 x 2 x 62 us = 11.927 + 3.968 = 15.895 ms (was (32 x 23 + 30) x 16.99 us
+    # = 13.014 ms: the two Triton rotary launches a layer priced as CUDA kernels)
+    assert serving_host.triton_launches_per_layer(qwen1) == 2.0
+    assert (32 * 21 + 30) * HOST + 64 * TRITON == pytest.approx(15.895e-3, rel=1e-3)
+    assert serving_host.host_seconds_per_token(qwen1) == pytest.approx((32 * 21 + 30) * HOST + 64 * TRITON)
+    assert "2 of them a layer (flash-attn's rotary" in serving_host.text(qwen1)
     assert "23 kernels a layer x 32 layers" in serving_host.text(qwen1)
     assert "Qwen-1's layer" in serving_host.text(qwen1)
 
@@ -47,11 +55,15 @@ def test_the_qwen1_layers_without_the_fused_norm_or_flash_attn_are_counted():
     # flash-attn 2 without csrc/layer_norm: the two RMSNorms eager, 8 kernels each where the fused one is 1: 23 + 14
     unfused = _spec("hf_eager", "qwen1_unfused_norm")
     assert serving_host.kernels_per_layer(unfused) == 37.0
-    assert serving_host.host_seconds_per_token(unfused) == pytest.approx((32 * 37 + 30) * HOST)
+    # hfeager: 35 kernels at 16.99 us and 2 Triton launches at 62 us a layer (was 37 x 16.99 us)
+    assert serving_host.host_seconds_per_token(unfused) == pytest.approx((32 * 35 + 30) * HOST + 64 * TRITON)
     assert "37 kernels" in serving_host.text(unfused) and "csrc/layer_norm" in serving_host.text(unfused)
     # no flash-attn: norms 16, rotary 16, KV cats 2, SDPA 1, contiguous 1, silu / mul 2, residuals 2 + 5 linears
     no_flash = _spec("hf_eager", "qwen1_no_flash")
     assert serving_host.kernels_per_layer(no_flash) == 45.0
+    # without flash-attn the rotary is eager PyTorch: no Triton launch, every kernel at the harness's rate
+    assert serving_host.triton_launches_per_layer(no_flash) == 0.0
+    assert serving_host.host_seconds_per_token(no_flash) == pytest.approx((32 * 45 + 30) * HOST)
     assert "without flash-attn, 45 kernels" in serving_host.text(no_flash)
     # Qwen-1 keeps one KV head a query head: no repeat_kv in any of its layers
     assert serving_host.kv_cache_passes(unfused) == serving_host.kv_cache_passes(no_flash) == 3.0
@@ -70,6 +82,8 @@ def test_a_model_without_a_stated_layer_runs_transformers_llama_layer():
     assert llama.model.eager_layer == "llama"
     assert serving_host.kernels_per_layer(llama) == 51.0
     assert serving_host.host_seconds_per_token(llama) == pytest.approx((32 * 51 + 30) * HOST)
+    # transformers' Llama layer launches no Triton kernel
+    assert serving_host.triton_launches_per_layer(llama) == 0.0
     assert "51 kernels a layer x 32 layers" in serving_host.text(llama)
     assert "transformers 4.30's Llama decoder layer" in serving_host.text(llama)
 
@@ -90,7 +104,7 @@ def test_the_default_compiled_engine_pays_no_floor_and_keeps_its_step():
 
 def test_the_step_is_the_larger_of_the_gpu_and_the_host_not_their_sum():
     eager = float(np.asarray(_rows(_spec("hf_eager", "qwen1"))["decode_step_seconds"]))
-    assert eager == pytest.approx((32 * 23 + 30) * HOST)
+    assert eager == pytest.approx((32 * 21 + 30) * HOST + 64 * TRITON)  # hfeager: was (32 x 23 + 30) x HOST
     # many streams: the GPU's step outlasts the host's, which then costs nothing; the eager GPU step is the
     # compiled one plus torch.cat's copy of the cache (cls45d: one read and one write more than the compiled
     # engine's single read, serving_host.EAGER_KV_CACHE_PASSES)
