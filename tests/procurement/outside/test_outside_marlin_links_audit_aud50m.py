@@ -236,9 +236,7 @@ def _miss(prompt: int):
 def test_qwen25_7b_awq_rows_the_held_out_set_misses(bundled_catalog, prompt):
     stated = spec("qwen2.5-7b", prompt)
     stated["inference"]["quant_format"] = "awq"  # qfmt: the checkpoint's format stated
-    assert end_to_end(stated) == pytest.approx(
-        QW25_7B_AWQ_MISSES[("7b", "awq", prompt)], rel=LLM_SPEED
-    )
+    assert end_to_end(stated) == pytest.approx(QW25_7B_AWQ_MISSES[("7b", "awq", prompt)], rel=LLM_SPEED)
 
 
 @pytest.mark.django_db
