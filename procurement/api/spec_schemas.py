@@ -55,6 +55,7 @@ from procurement.sizing.spec import (
     OPTIMIZER_IMPLS,
     OPTIMIZERS,
     PRECISIONS,
+    QUANT_FORMATS,
     QUANT_KERNELS,
     QUANTIZATIONS,
     RECOMPUTE_MODULES,
@@ -389,6 +390,21 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "Marlin bench.py run on vllm-project/vllm#2497, batch 1: 3.12x fp16 at 4.0 of 16 bits a weight; 1.0 on GA102 "
         "Ampere (A10, 3090, A6000, A40: the Marlin README); the unstated rate where vLLM cannot run Marlin: compute "
         "capability below 8.0 or not CUDA, e.g. V100, T4, MI300X)",
+    )
+    quant_format = _choice(
+        QUANT_FORMATS,
+        "task inference with weight_quantization int4: the checkpoint's format. unstated (default: 4.25 bits a "
+        "weight and 128-wide groups in the tensor-parallel check), gptq or awq (4 bits, an fp16 scale and a packed "
+        "4-bit zero point a group: 4 + 20 / group bits, 4.156 at group 128; each rank's MLP slice holds whole groups, "
+        "vLLM gptq.py / awq.py) or mxfp4 (gpt-oss: one 8-bit scale a block of 32, 4.25 bits; vLLM splits the blocks "
+        "unevenly and pads, so no tensor-parallel degree is refused for them)",
+    )
+    quant_group_size = serializers.IntegerField(
+        required=False,
+        min_value=-1,
+        max_value=1024,
+        help_text="With quant_format gptq or awq: the input channels a scale covers, 16 to 1024, or -1 for one scale "
+        "per output channel; left out: 128 (mxfp4: its own 32, nothing else)",
     )
     attn_implementation = _choice(
         ATTN_IMPLEMENTATIONS,

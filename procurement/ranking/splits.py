@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from procurement.sizing import WorkloadSpec
+from procurement.sizing.bytes_model import int4_group_size
 
 # AWQ and GPTQ checkpoints quantize in groups of 128 input channels (AutoAWQ's and AutoGPTQ's default
-# q_group_size / group_size 128, the group every int4 checkpoint of the presets ships with); no spec field states
-# another group yet.
+# q_group_size / group_size 128, the group every int4 checkpoint of the presets ships with): the group of an
+# unstated inference.quant_format; a stated gptq / awq format checks its inference.quant_group_size instead.
 INT4_GROUP_SIZE = 128
 # Block-wise FP8 weights (DeepSeek-V3's and Qwen3's FP8 checkpoints: quantization_config weight_block_size
 # [128, 128]), the FP8 MoE checkpoints the engines serve.
@@ -53,12 +54,29 @@ def mlp_split_unit(spec: WorkloadSpec) -> tuple[int, tuple[int, ...], str]:
     if spec.is_training or spec.model.is_image:
         return 1, (), ""
     if spec.weight_quantization == "int4":
-        return INT4_GROUP_SIZE, mlp_widths(spec), f"int4 groups of {INT4_GROUP_SIZE} (AWQ/GPTQ)"
+        return int4_split_unit(spec)
     experts_split = spec.model.is_moe and spec.parallelism.expert_parallel == 1  # else whole experts a rank
     if experts_split and spec.precision == "fp8" and spec.model.moe_intermediate_size:
         experts = (int(spec.model.moe_intermediate_size),)
         return FP8_BLOCK_SIZE, experts, f"FP8 expert blocks of {FP8_BLOCK_SIZE}"
     return 1, (), ""
+
+
+def int4_split_unit(spec: WorkloadSpec) -> tuple[int, tuple[int, ...], str]:
+    """The int4 formats' TP rule (inference.quant_format). unstated, gptq, awq: each rank's slice holds whole groups
+    of the stated size (vLLM v0.6.3 gptq.py / awq.py create_weights: input_size_per_partition % group_size != 0
+    raises); per output channel (-1) nothing to hold whole. mxfp4: none: vLLM's gpt-oss loader splits the width in
+    whole 32-wide blocks, cdiv(blocks, tp) a rank, the last rank the rest (vllm/model_executor/models/gpt_oss.py
+    _load_weights_mxfp4: per_rank_intermediate_size_block = cdiv(intermediate_size_block, tp_size)), and mxfp4.py
+    Mxfp4MoEMethod.create_weights pads each rank's slice up to a multiple of 64 "to hold non-uniform sharded
+    tensor" (vLLM's gpt-oss release line, 0.10.1), so no degree is refused for its blocks."""
+    fmt = spec.inference.quant_format
+    group = int4_group_size(spec)
+    if fmt == "mxfp4" or group == -1:
+        return 1, (), ""
+    if group is None:
+        return INT4_GROUP_SIZE, mlp_widths(spec), f"int4 groups of {INT4_GROUP_SIZE} (AWQ/GPTQ)"
+    return group, mlp_widths(spec), f"{fmt} groups of {group} (inference.quant_group_size)"
 
 
 def tensor_parallel_splits_mlp(spec: WorkloadSpec, tensor_parallel) -> np.ndarray:

@@ -22,10 +22,41 @@ from procurement.sizing.assumptions import (
 )
 from procurement.sizing.image_presets import ImageArchitecture
 from procurement.sizing.pipeline_split import stage_split
-from procurement.sizing.spec import ModelSpec, WorkloadSpec
+from procurement.sizing.spec import QUANT_FORMAT_GROUP_SIZES, ModelSpec, WorkloadSpec
 
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
 QUANT_BITS = {"int8": INT8_BITS.value, "int4": INT4_BITS.value, "nf4": NF4_BITS.value}
+
+
+# What a stated int4 format stores beside each group's 4-bit weights, bits (inference.quant_format):
+# gptq / awq: an fp16 scale and a 4-bit zero point packed eight to an int32 per group and output channel (vLLM v0.6.3
+# vllm/model_executor/layers/quantization/gptq.py and awq.py create_weights: qzeros [in / group, out / 8] int32,
+# scales [in / group, out] fp16; a symmetric GPTQ checkpoint ships and loads its qzeros too, gptq_marlin.py
+# process_weights_after_loading sets layer.zp empty but keeps the loaded qzeros parameter); mxfp4: one E8M0 (8-bit)
+# scale per 32 values (OCP Microscaling Formats v1.0, section 5; vLLM mxfp4.py w13_weight_scale / w2_weight_scale
+# uint8 [.., size // mxfp4_block], mxfp4_block = 32).
+INT4_GROUP_OVERHEAD_BITS = {"gptq": 16.0 + 4.0, "awq": 16.0 + 4.0, "mxfp4": 8.0}
+
+
+def int4_group_size(spec: WorkloadSpec) -> int | None:
+    """The stated int4 format's group (inference.quant_group_size, else the format's own); None where no format is
+    stated; -1: one scale per output channel."""
+    fmt = spec.inference.quant_format
+    if fmt == "unstated":
+        return None
+    return spec.inference.quant_group_size or QUANT_FORMAT_GROUP_SIZES[fmt]
+
+
+def int4_bits_per_weight(spec: WorkloadSpec) -> float:
+    """Bits an int4 weight holds with its group's scale (and zero point): int4_bits_per_param (4.25) unless
+    inference.quant_format states the format: AWQ / GPTQ at group 128 4 + 20 / 128 = 4.156, MXFP4 4 + 8 / 32 =
+    4.25; per output channel (-1) 4 (one scale a row of thousands of weights)."""
+    group = int4_group_size(spec)
+    if group is None:
+        return INT4_BITS.value
+    if group == -1:
+        return 4.0
+    return 4.0 + INT4_GROUP_OVERHEAD_BITS[spec.inference.quant_format] / group
 
 
 def image_quantized_bytes(spec: WorkloadSpec) -> float:
@@ -74,6 +105,8 @@ def block_linear_bytes(spec: WorkloadSpec) -> float:
     section 2: 32 / 64 = 0.5 bits of constants a weight, 0.127 with double quantization)."""
     if spec.weight_quantization == "nf4" and not spec.quantization.nf4_double_quant:
         return NF4_SINGLE_QUANT_BITS.value / 8
+    if spec.weight_quantization == "int4":
+        return int4_bits_per_weight(spec) / 8
     if spec.weight_quantization != "none":
         return QUANT_BITS[spec.weight_quantization] / 8
     if is_nvfp4(spec):

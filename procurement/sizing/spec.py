@@ -94,6 +94,16 @@ SERVING_ENGINES = ("compiled", "hf_eager", "vllm_v0")
 # or marlin (vLLM's gptq_marlin / awq_marlin 4-bit GEMM, compiled or vllm_v0 engines: int4 weights read at
 # marlin_int4_decode_bandwidth_efficiency, throughput.DECODE_EFFICIENCY_BY_KERNEL)
 QUANT_KERNELS = ("unstated", "exllama", "marlin")
+# inference.quant_format: the int4 checkpoint's format (bytes_model.int4_bits_per_weight, splits.mlp_split_unit):
+# unstated (int4_bits_per_param, 4.25 bits, and 128-wide groups in the TP gate: the behaviour before the field),
+# gptq / awq (4-bit weights, an fp16 scale and a packed 4-bit zero point per group of input channels: vLLM v0.6.3
+# gptq.py / awq.py create_weights allocate qweight, qzeros and scales, 4 + (16 + 4) / group bits) or mxfp4 (OCP
+# microscaling: E2M1 values, one E8M0 scale per 32, 4 + 8 / 32 bits: gpt-oss's experts)
+QUANT_FORMATS = ("unstated", "gptq", "awq", "mxfp4")
+# inference.quant_group_size: the format's own (AutoGPTQ's and AutoAWQ's default group_size / q_group_size 128;
+# MXFP4's block is fixed at 32 by the OCP MX spec); -1: one scale per output channel (GPTQ's group_size -1)
+QUANT_FORMAT_GROUP_SIZES = {"gptq": 128, "awq": 128, "mxfp4": 32}
+QUANT_GROUP_SIZE_LIMITS = (16, 1024)
 # model.eager_layer: the decoder layer whose kernels an hf_eager loop issues (serving_host.EAGER_LAYER_KERNELS)
 # (unstated: the preset's architecture, presets.PRESET_EAGER_LAYERS, else llama). Qwen-1 has three counts (fix47h):
 # qwen1 (flash-attn with its optional fused rms_norm, 23), qwen1_unfused_norm (flash-attn 2 without csrc/layer_norm,
@@ -340,6 +350,10 @@ class InferenceSpec:
     engine: str = "compiled"
     # The library that runs the quantized linears (QUANT_KERNELS: exllama in an hf_eager loop, marlin in vLLM)
     quant_kernel: str = "unstated"
+    # The int4 checkpoint's format and its group size (QUANT_FORMATS; None: the format's own,
+    # QUANT_FORMAT_GROUP_SIZES; -1 per output channel)
+    quant_format: str = "unstated"
+    quant_group_size: int | None = None
     # transformers' attn_implementation of an hf_eager loop (ATTN_IMPLEMENTATIONS, serving_host.kv_cache_passes)
     attn_implementation: str = "unstated"
     # whose generate drives an hf_eager loop (GENERATE_HARNESSES, serving_host.kernel_host_seconds)
@@ -1241,6 +1255,8 @@ INFERENCE_KEYS = frozenset(
         "kv_cache_dtype",
         "engine",
         "quant_kernel",
+        "quant_format",
+        "quant_group_size",
         "attn_implementation",
         "generate_harness",
         "expert_precision",
@@ -1346,6 +1362,8 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         kv_cache_dtype=reader.choice(data, "kv_cache_dtype", "inference.kv_cache_dtype", "bf16", KV_DTYPES),
         engine=reader.choice(data, "engine", "inference.engine", "compiled", SERVING_ENGINES),
         quant_kernel=reader.choice(data, "quant_kernel", "inference.quant_kernel", "unstated", QUANT_KERNELS),
+        quant_format=reader.choice(data, "quant_format", "inference.quant_format", "unstated", QUANT_FORMATS),
+        quant_group_size=_parse_quant_group_size(reader, data),
         attn_implementation=reader.choice(
             data, "attn_implementation", "inference.attn_implementation", "unstated", ATTN_IMPLEMENTATIONS
         ),
@@ -1360,6 +1378,23 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         ),
         **demand,
     )
+
+
+def _parse_quant_group_size(reader: _Reader, data: dict) -> int | None:
+    """inference.quant_group_size: -1 (per output channel) or a whole number in QUANT_GROUP_SIZE_LIMITS."""
+    if data.get("quant_group_size") is None:
+        return None
+    low, high = QUANT_GROUP_SIZE_LIMITS
+    value = reader.integer(data, "quant_group_size", "inference.quant_group_size", None, minimum=-1)
+    if value is None:
+        return None
+    if value != -1 and not low <= value <= high:
+        reader.error(
+            "inference.quant_group_size",
+            f"input channels a scale covers: -1 (one scale per output channel) or {low} to {high}, got {value}",
+        )
+        return None
+    return value
 
 
 _HOST_KEYS = {"dataset_gb", "checkpoints_kept", "vcpus_per_gpu", "checkpoint"}
@@ -1685,6 +1720,32 @@ def _image_defaults(
         fields["training_tokens"] = float(image.epochs * image.dataset_images)
 
 
+def _check_quant_format(reader: _Reader, spec: WorkloadSpec) -> None:
+    """inference.quant_format / quant_group_size describe a served int4 checkpoint: refused elsewhere, and a
+    group size needs a stated format (MXFP4's 32-wide block is the format's own)."""
+    fmt, group = spec.inference.quant_format, spec.inference.quant_group_size
+    served_int4 = spec.task == "inference" and spec.weight_quantization == "int4"
+    if fmt != "unstated" and not served_int4:
+        reader.error(
+            "inference.quant_format",
+            "names the format of a served int4 checkpoint: it needs task inference and weight_quantization int4 "
+            f"(got {spec.task}, {spec.weight_quantization})",
+        )
+    if group is None:
+        return
+    if fmt == "unstated" or not served_int4:
+        reader.error(
+            "inference.quant_group_size",
+            "is the group of a stated int4 format: it needs task inference, weight_quantization int4 and "
+            f"inference.quant_format gptq or awq (got {spec.task}, {spec.weight_quantization}, {fmt})",
+        )
+    elif fmt == "mxfp4" and group != QUANT_FORMAT_GROUP_SIZES["mxfp4"]:
+        reader.error(
+            "inference.quant_group_size",
+            f"mxfp4 scales blocks of 32 values (the OCP MX format's own block): leave it out, got {group}",
+        )
+
+
 def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool = True) -> None:
     """Rules that tie several fields together (model rules only once the model itself parsed)."""
     par, model = spec.parallelism, spec.model
@@ -1715,6 +1776,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             f"int4 and inference.engine compiled or vllm_v0 (got {spec.task}, {spec.weight_quantization}, "
             f"{spec.inference.engine})",
         )
+    _check_quant_format(reader, spec)
     # Fields that only an eager transformers decode loop reads: stated elsewhere they would silently do nothing.
     eager_loop = spec.task == "inference" and spec.inference.engine == "hf_eager"
     for key, unset, what in (

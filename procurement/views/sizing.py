@@ -36,6 +36,7 @@ from procurement.sizing.spec import (
     LORA_IMPLEMENTATIONS,
     OPTIMIZER_IMPLS,
     PRECISIONS,
+    QUANT_FORMATS,
     QUANT_KERNELS,
     SERVING_ENGINES,
     TASKS,
@@ -88,6 +89,8 @@ KNOB_DEFAULTS = {
     "context_len": "4096",
     "serving_engine": "compiled",
     "quant_kernel": "unstated",
+    "quant_format": "unstated",
+    "quant_group_size": "",  # blank: the format's own group
     "bnb_version": "current",
     "lm_head_4bit": "false",
     "bnb_storage_dtype": "unstated",
@@ -207,6 +210,16 @@ KNOB_LABELS = {
         "marlin (vLLM's gptq_marlin / awq_marlin: 4-bit weights read at 0.780 of the 16-bit rate, 1.0 on A10 / 3090 / "
         "A6000, the unstated rate below compute capability 8.0 or off CUDA)",
     ),
+    "quant_format": (
+        "int4 checkpoint format",
+        "int4 weights, inference: unstated (4.25 bits, groups of 128 in the TP check) / gptq or awq (an fp16 scale "
+        "and a 4-bit zero a group: 4.156 bits at 128; each TP rank holds whole groups) / mxfp4 (gpt-oss: an 8-bit "
+        "scale a block of 32, 4.25 bits; no TP degree refused for its blocks)",
+    ),
+    "quant_group_size": (
+        "int4 group size",
+        "gptq or awq: input channels a scale covers, 16 to 1024, or -1 for one a row; blank: 128 (mxfp4: its 32)",
+    ),
     "attn_implementation": (
         "Attention implementation",
         "hf_eager: unstated (3 KV passes, a floor) / eager / sdpa / flash_attention_2 (transformers' "
@@ -279,6 +292,7 @@ _TEXT_KNOBS = (
     "lora_modules_to_save",
     "serving_engine",
     "quant_kernel",
+    "quant_format",
     "attn_implementation",
     "generate_harness",
     "eager_layer",
@@ -314,6 +328,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "lora_modules_to_save": tuple(LORA_SAVED_MODULE_CHOICES),
         "serving_engine": SERVING_ENGINES,
         "quant_kernel": QUANT_KERNELS,
+        "quant_format": QUANT_FORMATS,
         "attn_implementation": ATTN_IMPLEMENTATIONS,
         "generate_harness": GENERATE_HARNESSES,
         "eager_layer": ("from_preset", *EAGER_LAYERS),

@@ -1,0 +1,150 @@
+"""qfmt: the int4 checkpoint's format and group size (inference.quant_format, inference.quant_group_size).
+
+Sources of the numbers checked here:
+  vLLM v0.6.3 vllm/model_executor/layers/quantization/gptq.py and awq.py create_weights: qweight (4 bits a weight),
+    qzeros [in / group, out / 8] int32 (one 4-bit zero a group and output channel), scales [in / group, out] fp16;
+    "The input size is not aligned with the quantized weight shape" where input_size_per_partition % group_size != 0.
+  OCP Microscaling Formats (MX) v1.0, section 5: MXFP4 = 32 E2M1 values sharing one E8M0 (8-bit) scale.
+  vLLM's gpt-oss loader (vllm/model_executor/models/gpt_oss.py _load_weights_mxfp4): per_rank_intermediate_size_block
+    = cdiv(intermediate_size // 32, tp_size); mxfp4.py Mxfp4MoEMethod.create_weights pads each rank's slice up to a
+    multiple of 64 "to hold non-uniform sharded tensor": no TP degree is refused for the MXFP4 blocks.
+  gpt-oss-120b config: intermediate_size 2,880 (tests/procurement/outside/test_outside_recommendations_x26e.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from procurement.ranking.splits import tensor_parallel_splits_mlp
+from procurement.sizing import WorkloadSpecError, parse_workload_spec, throughput
+from procurement.sizing import params as counts
+from procurement.sizing.bytes_model import block_linear_bytes, weights_bytes
+from tests.procurement.outside.test_outside_recommendations_x26b import describe, ranked
+from tests.procurement.outside.test_outside_recommendations_x26e import GPT_OSS_120B, GPT_OSS_SERVE
+
+
+def _doc(task="inference", quantization="int4", model=None, **inference):
+    doc = {
+        "task": task,
+        "model": model or {"preset": "qwen2.5-7b"},
+        "precision": "fp16",
+        "weight_quantization": quantization,
+    }
+    if task == "inference":
+        doc["inference"] = {"concurrency": 1, "context_len": 4096, "output_tokens": 256} | inference
+    else:
+        doc |= {"training_tokens": 1e9, "lora": {"rank": 16}}
+        if inference:
+            doc["inference"] = inference
+    return doc
+
+
+def _errors(doc) -> dict[str, str]:
+    with pytest.raises(WorkloadSpecError) as caught:
+        parse_workload_spec(doc)
+    return {e.path: e.message for e in caught.value.errors}
+
+
+# --- validation ------------------------------------------------------------------------------------------------
+def test_it_names_the_field_for_an_unknown_format():
+    assert "inference.quant_format" in _errors(_doc(quant_format="hqq"))
+
+
+@pytest.mark.parametrize("group", [0, 8, 2048, -2, 12.5])
+def test_it_refuses_a_group_size_out_of_bounds(group):
+    assert "inference.quant_group_size" in _errors(_doc(quant_format="awq", quant_group_size=group))
+
+
+def test_it_refuses_the_format_where_weights_are_not_int4():
+    errors = _errors(_doc(quantization="int8", quant_format="gptq"))
+    assert "weight_quantization int4" in errors["inference.quant_format"]
+
+
+def test_it_refuses_the_format_on_a_training_spec():
+    errors = _errors(_doc(task="qlora", quant_format="gptq"))
+    assert "task inference" in errors["inference.quant_format"]
+
+
+def test_it_refuses_a_group_size_without_a_format():
+    assert "inference.quant_format" in _errors(_doc(quant_group_size=64))["inference.quant_group_size"]
+
+
+def test_it_refuses_another_block_for_mxfp4():
+    assert "32" in _errors(_doc(quant_format="mxfp4", quant_group_size=64))["inference.quant_group_size"]
+
+
+def test_the_default_is_unstated_and_today_exactly():
+    spec = parse_workload_spec(_doc())
+    assert (spec.inference.quant_format, spec.inference.quant_group_size) == ("unstated", None)
+    assert block_linear_bytes(spec) == 4.25 / 8  # int4_bits_per_param
+
+
+# --- (1) bytes per weight, memory and the decode read -------------------------------------------------------------
+@pytest.mark.parametrize(
+    "fmt, group, bits",
+    [
+        ("awq", None, 4 + (16 + 4) / 128),  # 4.15625: an fp16 scale and a packed 4-bit zero a group of 128
+        ("gptq", None, 4 + (16 + 4) / 128),  # the symmetric checkpoint ships (and vLLM loads) its qzeros too
+        ("gptq", 32, 4 + (16 + 4) / 32),  # 4.625
+        ("awq", 64, 4 + (16 + 4) / 64),  # 4.3125
+        ("gptq", -1, 4.0),  # one scale a row of 3,584+ weights: under 0.006 bits, left out
+        ("mxfp4", None, 4 + 8 / 32),  # 4.25: one E8M0 scale a block of 32
+    ],
+)
+def test_it_prices_each_format_by_its_bits(fmt, group, bits):
+    extra = {"quant_group_size": group} if group else {}
+    assert block_linear_bytes(parse_workload_spec(_doc(quant_format=fmt, **extra))) == bits / 8
+
+
+def test_it_holds_the_stated_bits_in_memory():
+    """AWQ g128 against the unstated 4.25 bits: every quantized weight (4.15625 - 4.25) / 8 bytes lighter."""
+    unstated = parse_workload_spec(_doc())
+    awq = parse_workload_spec(_doc(quant_format="awq"))
+    linears = counts.quantizable_params(awq.model)
+    assert weights_bytes(awq) - weights_bytes(unstated) == pytest.approx(linears * (4.15625 - 4.25) / 8)
+
+
+def test_it_reads_the_stated_bits_in_decode():
+    """The decode weight read moves by the same bytes (the 16-bit lm_head and table unchanged, compiled loop)."""
+    unstated = parse_workload_spec(_doc())
+    awq = parse_workload_spec(_doc(quant_format="awq"))
+    linears = counts.quantizable_params(awq.model)
+    eff = throughput.decode_efficiency(awq)
+    assert eff == throughput.decode_efficiency(unstated)
+    read_awq, _ = throughput.decode_read_bytes(awq, 1)
+    read_unstated, _ = throughput.decode_read_bytes(unstated, 1)
+    assert read_awq - read_unstated == pytest.approx(linears * (4.15625 - 4.25) / 8 / eff, rel=1e-6)
+
+
+# --- (2) the TP gate's group ---------------------------------------------------------------------------------------
+def _oss(**inference):
+    return parse_workload_spec(_doc(model=GPT_OSS_120B, **inference))
+
+
+@pytest.mark.parametrize(
+    "inference, tp, splits",
+    [
+        ({}, 2, False),  # unstated: 2,880 / 2 = 1,440 = 11.25 groups of 128 (today's refusal)
+        ({"quant_format": "mxfp4"}, 2, True),  # 1,440 = 45 blocks of 32
+        ({"quant_format": "mxfp4"}, 8, True),  # 360 = 11.25 blocks: vLLM gives ranks 12 (cdiv(90, 8)) or 6
+        ({"quant_format": "awq"}, 2, False),  # 1,440 % 128 = 32
+        ({"quant_format": "awq", "quant_group_size": 32}, 2, True),  # 1,440 % 32 = 0
+        ({"quant_format": "awq", "quant_group_size": 64}, 4, False),  # 720 % 64 = 16
+        ({"quant_format": "gptq", "quant_group_size": -1}, 4, True),  # per channel: no group to hold whole
+        ({"quant_format": "mxfp4"}, 7, False),  # 2,880 % 7 != 0: the width itself does not divide
+    ],
+)
+def test_the_tp_gate_checks_the_stated_group(inference, tp, splits):
+    assert bool(tensor_parallel_splits_mlp(_oss(**inference), tp)) is splits
+
+
+@pytest.mark.django_db
+def test_gpt_oss_120b_mxfp4_at_tp_2_ranks(bundled_catalog):
+    """gpt-oss-120b stated at TP 2 over 2 GPUs: no row while int4 means 128-wide groups (1,440 % 128 = 32); rows
+    with its MXFP4 format stated, each a 2-GPU TP 2 plan."""
+    two = GPT_OSS_SERVE | {"parallelism": {"gpus": 2, "tensor_parallel": 2}}
+    assert ranked(two, top=3) == []
+    mxfp4 = two | {"inference": GPT_OSS_SERVE["inference"] | {"quant_format": "mxfp4"}}
+    rows = ranked(mxfp4, top=3)
+    assert rows, "no row for gpt-oss-120b MXFP4 at TP 2"
+    assert all(r["gpus"] == 2 and r["plan"]["tensor_parallel"] == 2 for r in rows), describe(rows)
