@@ -93,6 +93,17 @@ AUTOCAST_SCORE_BYTES = 8.0
 # benchmark (docs/source/en/optimization/tome.md, diffusers 0.15.1): SD 1.5 on a V100 16GB ran 512 px at
 # batch 4 and ran out of memory at batch 8 and at 1024 px (tests/procurement/outside, round 4).
 EAGER_INFERENCE_SCORE_TENSORS = 3.0
+# The same count for diffusers before 0.8 (`image.runtime: diffusers-0.7`), read from its code: CrossAttention.
+# _attention (huggingface/diffusers v0.4.2 src/diffusers/models/attention.py lines 278-281; the same three lines
+# at v0.3.0, where the name is rebound, and at @0f75d572, the 0.7 line docs/workload-spec.md cites) is
+# `torch.matmul(query, key.transpose(-1, -2)) * self.scale`, `.softmax(dim=-1)`, `torch.matmul(probs, value)`:
+# the matmul's 16-bit output is a temporary freed when `* scale` returns, and softmax's 16-bit output takes its
+# block, so two score tensors are live and two reserved at the peak (4 B an element; replayed through the c10
+# caching allocator's rules in tests/procurement/sizing/test_attention_allocator_autocast.py). No baddbmm input
+# (PR #1203, v0.8) is alive beside them. Checked on rows not used to set it: [LAMBDA-AC] (lambda-diffusers PR #11,
+# diffusers 0.4.2, RTX A6000 'half' without autocast, memory_reserved 3.38 / 4.92 / 8.82 GB at 1 / 2 / 4 images;
+# tests/procurement/outside/test_outside_autocast_memory_fix50s.py).
+DIFFUSERS_0_7_SCORE_TENSORS = 2.0
 # Under torch.autocast (image.autocast, eager attention) the peak of diffusers' 2022 attention is wider: in
 # CrossAttention._attention (huggingface/diffusers v0.4.2 src/diffusers/models/attention.py lines 278-281) the
 # matmul's 16-bit temporary is freed once `* scale` returns, softmax, an fp32_set_opt_dtype op
@@ -112,7 +123,13 @@ EAGER_INFERENCE_SCORE_TENSORS = 3.0
 # image reserved, -22.2% against [LAMBDA-AC]'s 0.480 (a strict xfail,
 # tests/procurement/outside/test_outside_autocast_memory_audit_aud50t.py). The norms' fp32 outputs (and a 0.3.0 VAE
 # decode's) are not counted in memory: autocast_memory_warning says so.
-AUTOCAST_PEAK_SCORE_EXTRA_BYTES = 2.0
+# diffmem (stop 51): the 8 B is now the constant and the extra is derived from the runtime's own off-peak
+# (eager_inference_score_tensors): 8 - 3 x 2 = 2 B on the later processors, 8 - 2 x 2 = 4 B (the code's
+# on-minus-off) under `image.runtime: diffusers-0.7`, whose off-peak is two tensors (DIFFUSERS_0_7_SCORE_TENSORS).
+# The peak under autocast is unchanged (8 B); [LAMBDA-AC]'s rows without autocast move inside (-20.3 / -21.2 /
+# -14.0% -> -6.8 / -1.8 / +13.3%) and the on-minus-off slope above reads 1.233 GB an image (-61.1%, was -22.2%).
+AUTOCAST_EAGER_PEAK_SCORE_BYTES = 8.0
+AUTOCAST_PEAK_SCORE_EXTRA_BYTES = AUTOCAST_EAGER_PEAK_SCORE_BYTES - 2.0 * EAGER_INFERENCE_SCORE_TENSORS
 
 
 def resolution(spec) -> int:
@@ -626,12 +643,14 @@ def _inference_transient_bytes(spec, flash: bool) -> tuple[float, float, float]:
 
 
 def autocast_peak_score_bytes(spec, flash: bool, cost: Cost) -> float:
-    """Bytes torch.autocast adds to a sample's eager attention peak (`image.autocast`): 2 B a score element
-    (AUTOCAST_PEAK_SCORE_EXTRA_BYTES), bringing the product's peak to the code's 8 B reserved under autocast; not
-    the code's on-minus-off (+4 B). 0 without autocast or with fused attention."""
+    """Bytes torch.autocast adds to a sample's eager attention peak (`image.autocast`): the code's 8 B reserved
+    under autocast (AUTOCAST_EAGER_PEAK_SCORE_BYTES) less the runtime's 16-bit tensors without it
+    (eager_inference_score_tensors): 2 B a score element on the later processors, 4 B (the code's on-minus-off)
+    under `image.runtime: diffusers-0.7`. 0 without autocast or with fused attention."""
     if flash or not spec.image.autocast:
         return 0.0
-    return AUTOCAST_PEAK_SCORE_EXTRA_BYTES * cost.largest_scores
+    extra = AUTOCAST_EAGER_PEAK_SCORE_BYTES - 2.0 * eager_inference_score_tensors(spec)
+    return extra * cost.largest_scores
 
 
 # The memory under image.autocast counts only the attention peak's fp32 probabilities: the run's other fp32
@@ -644,7 +663,8 @@ def autocast_peak_score_bytes(spec, flash: bool, cost: Cost) -> float:
 # (tests/procurement/outside/test_outside_autocast_memory_audit_aud50t.py, test_outside_autocast_audit_aud50s.py).
 AUTOCAST_MEMORY_WARNING = (
     "image.autocast: the memory counts autocast's fp32 attention probabilities (8 bytes a score element reserved at "
-    "the attention peak, 2 above the three 16-bit score tensors counted without it) but not its other fp32 tensors "
+    "the attention peak, over the 16-bit score tensors counted without it: three, two on diffusers-0.7) but not its "
+    "other fp32 tensors "
     "(the GroupNorm / LayerNorm outputs; on diffusers 0.3.0 the VAE decode's upcast norms and attention): measured "
     "2022 diffusers 0.3.0 runs under autocast reserved from 13.5% less (Quadro RTX 8000, 16 images a call) to 4% "
     "more than this figure, and 21-23% more (RTX A6000 / RTX 3090 at 4 images, A100 at 8) in rows an earlier "
@@ -704,8 +724,13 @@ def eager_score_passes(spec) -> float:
 
 def eager_inference_score_tensors(spec) -> float:
     """Score-sized tensors an eager attention holds at its peak in inference: diffusers' AttnProcessor
-    for diffusion networks (EAGER_INFERENCE_SCORE_TENSORS); one for the others (their own counts)."""
-    return EAGER_INFERENCE_SCORE_TENSORS if spec.model.image_arch.is_diffusion else 1.0
+    for diffusion networks (EAGER_INFERENCE_SCORE_TENSORS), two on diffusers' 2022 stack (`image.runtime:
+    diffusers-0.7`, DIFFUSERS_0_7_SCORE_TENSORS); one for the others (their own counts)."""
+    if not spec.model.image_arch.is_diffusion:
+        return 1.0
+    if spec.image.runtime == "diffusers-0.7":
+        return DIFFUSERS_0_7_SCORE_TENSORS
+    return EAGER_INFERENCE_SCORE_TENSORS
 
 
 def vae_decode_bytes_per_element(spec) -> float:

@@ -14,6 +14,8 @@ allowance, not a code count of what autocast adds (fix50t, after aud50t):
       freed matmul temporary's block), off 4 B (softmax's 16-bit output reuses that block): the code's
       on-minus-off is +4 B. The product's +2 B is the 8 B less its 3 x 2 = 6 B eager allowance without autocast
       (EAGER_INFERENCE_SCORE_TENSORS, diffusers 0.15's processor): its peak under autocast is the code's 8 B.
+      diffmem (stop 51): under image.runtime diffusers-0.7 the allowance without autocast is now the code's own 4 B
+      (DIFFUSERS_0_7_SCORE_TENSORS), so the term there is the code's +4 B and the peak under autocast stays 8 B.
 Compared with, not a row the term was set on (the on-minus-off check on reserved memory is a strict xfail in
 test_outside_autocast_memory_audit_aud50t.py):
   [LAMBDA-AC] LambdaLabsML/lambda-diffusers PR #11 (head bb72fa67, diffusers 0.4.2), RTX A6000 'half' rows' memory
@@ -73,18 +75,26 @@ def _reserved_gb(tmp_path, gpu: str, spec: dict) -> float:
 
 
 def test_the_fp32_probabilities_term_is_the_on_peak_less_the_products_allowance():
-    """[AMP-CAST] + [D030-ATTN]: the code's 8 B reserved under autocast (2 + 4 + 2) less the product's 3 x 2 = 6 B
-    allowance = 2 B a score element; x 136.74 M score elements a sample x 2 samples an image (CFG) = 0.547 GB an
-    image live. None with fused attention or without autocast."""
+    """[AMP-CAST] + [D030-ATTN]: the code's 8 B reserved under autocast (2 + 4 + 2) less the product's allowance
+    without autocast. On the later processors 3 x 2 = 6 B: 2 B a score element. diffmem (stop 51): under
+    image.runtime diffusers-0.7 the allowance is the 2022 code's own 2 x 2 = 4 B (image_model.
+    DIFFUSERS_0_7_SCORE_TENSORS), so the term is the code's on-minus-off, 4 B: x 136.74 M score elements a sample x
+    2 samples an image (CFG) = 1.094 GB an image live (was 2 B, 0.547 GB). None with fused attention or without
+    autocast."""
     spec = parse_workload_spec(_spec())
     cost = image_model.spec_network_cost(spec)
     assert cost.largest_scores == LARGEST_SCORES
     assert (
         2 + 4 + 2
     ) - 2 * image_model.EAGER_INFERENCE_SCORE_TENSORS == image_model.AUTOCAST_PEAK_SCORE_EXTRA_BYTES
+    assert image_model.AUTOCAST_PEAK_SCORE_EXTRA_BYTES == 2.0
+    later = parse_workload_spec(
+        _spec() | {"image": {"resolution_px": 512, "runtime": "pytorch-2.0", "autocast": True}}
+    )
+    assert image_model.autocast_peak_score_bytes(later, False, cost) == 2 * LARGEST_SCORES
     per_sample = image_model.autocast_peak_score_bytes(spec, False, cost)
-    assert per_sample == 2 * LARGEST_SCORES
-    assert 2 * per_sample / 1e9 == pytest.approx(0.547, abs=0.001)
+    assert per_sample == (2 + 4 + 2 - 2 * 2) * LARGEST_SCORES
+    assert 2 * per_sample / 1e9 == pytest.approx(1.094, abs=0.001)
     assert image_model.autocast_peak_score_bytes(spec, True, cost) == 0.0
     plain = parse_workload_spec(_spec(autocast=False))
     assert image_model.autocast_peak_score_bytes(plain, False, cost) == 0.0
@@ -92,10 +102,11 @@ def test_the_fp32_probabilities_term_is_the_on_peak_less_the_products_allowance(
 
 def test_the_terms_on_minus_off_growth_against_lambda_ac_a_diagnostic(bundled_catalog, tmp_path):
     """[LAMBDA-AC], 1 -> 4 images: on (11.4 - 4.52) / 3 = 2.293 GB an image, off (8.82 - 3.38) / 3 = 1.813: autocast
-    grows 0.480 GB an image. The product answers reserved memory: its on-minus-off is 0.617 GB an image (-22.2%,
-    outside 15%: scored as a strict xfail in test_outside_autocast_memory_audit_aud50t.py). The live 0.547
-    (-12.2%) is not a figure the product answers, so it is no check (fix50s scored it; aud50t, fix50t). The code's
-    own on-minus-off, +4 B a score element, would be 1.094 GB an image live (-56.1%)."""
+    grows 0.480 GB an image. The product answers reserved memory: its on-minus-off is 1.233 GB an image (-61.1%,
+    outside 15%: scored as a strict xfail in test_outside_autocast_memory_audit_aud50t.py); was 0.617 (-22.2%)
+    before diffmem (stop 51) counted the 2022 code's two score tensors without autocast (the off slope fell, the
+    on slope did not move). The live 0.547 (-12.2%) was fix50s's +2 B, not a figure the product answers. The
+    code's own on-minus-off, +4 B a score element, is 1.094 GB an image live (-56.1%), now the product's term."""
     measured = (11.4 - 4.52) / 3 - (8.82 - 3.38) / 3
     assert measured == pytest.approx(0.480, abs=0.001)
     live = 2 * 2 * LARGEST_SCORES / 1e9
@@ -106,18 +117,20 @@ def test_the_terms_on_minus_off_growth_against_lambda_ac_a_diagnostic(bundled_ca
         ends = [_reserved_gb(tmp_path, "rtx-a6000", _spec(b, autocast)) for b in (1, 4)]
         growth.append((ends[1] - ends[0]) / 3)
     reserved = growth[0] - growth[1]
-    assert reserved == pytest.approx(0.617, abs=0.002)
-    assert measured / reserved - 1.0 == pytest.approx(-0.222, abs=0.005)
+    assert reserved == pytest.approx(1.233, abs=0.002)
+    assert measured / reserved - 1.0 == pytest.approx(-0.611, abs=0.005)
 
 
 @pytest.mark.parametrize(
     ("batch", "expected_before", "expected"),
     [
-        # ours 4.242 GB before fix50s, 4.859 after
-        pytest.param(1, 0.066, -0.070, id="b1"),
+        # ours 4.859 GB under autocast (fix50s; unchanged by diffmem). expected_before is published / the product's
+        # no-autocast figure, restated by diffmem (stop 51: the 2022 code's two score tensors, not three): b1 0.066
+        # -> 0.247 (4.242 -> 3.626 GB), b2 0.400 -> 0.744 (6.245 -> 5.012), b4 0.112 -> 0.464 (10.251 -> 7.785)
+        pytest.param(1, 0.247, -0.070, id="b1"),
         pytest.param(
             2,
-            0.400,
+            0.744,
             0.169,
             id="b2",
             marks=pytest.mark.xfail(
@@ -130,8 +143,8 @@ def test_the_terms_on_minus_off_growth_against_lambda_ac_a_diagnostic(bundled_ca
                 " forward the decode could not reuse), not read.",
             ),
         ),
-        # ours 10.251 GB before, 12.716 after
-        pytest.param(4, 0.112, -0.103, id="b4"),
+        # ours 12.716 GB under autocast
+        pytest.param(4, 0.464, -0.103, id="b4"),
     ],
 )
 def test_lambda_ac_autocast_rows_memory_held_out(bundled_catalog, tmp_path, batch, expected_before, expected):
@@ -145,17 +158,27 @@ def test_lambda_ac_autocast_rows_memory_held_out(bundled_catalog, tmp_path, batc
     assert abs(published / ours - 1.0) <= MEMORY
 
 
-def test_lambda_ac_rows_without_autocast_a_diagnostic(bundled_catalog, tmp_path):
-    """Not changed by fix50s, stated for the next reader: [LAMBDA-AC]'s autocast False rows (3.38 / 4.92 / 8.82 GB)
-    read -20.3% / -21.2% / -14.0% against ours (4.242 / 6.245 / 10.251): the product holds more than this 0.4.2 run
-    reserved without autocast (a lead: the product counts three 16-bit score tensors at the peak, where 0.4.2's
-    matmul * scale then softmax reserves two, 4 B a score element, replayed in
-    tests/procurement/sizing/test_attention_allocator_autocast.py; 2 B x 136.74 M x 2 = 0.547 GB an image of the
-    gap, not adopted: the allowance is diffusers 0.15's processor, which no `image.runtime` value splits off)."""
-    ours = [_reserved_gb(tmp_path, "rtx-a6000", _spec(b, autocast=False)) for b in (1, 2, 4)]
-    assert ours == pytest.approx([4.242, 6.245, 10.251], abs=0.002)
-    errors = [LAMBDA_AC_MEMORY[b][1] / o - 1.0 for b, o in zip((1, 2, 4), ours, strict=True)]
-    assert errors == pytest.approx([-0.203, -0.212, -0.140], abs=0.005)
+@pytest.mark.parametrize(
+    ("batch", "ours_gb", "expected"),
+    [
+        pytest.param(1, 3.626, -0.068, id="b1"),
+        pytest.param(2, 5.012, -0.018, id="b2"),
+        pytest.param(4, 7.785, 0.133, id="b4"),
+    ],
+)
+def test_lambda_ac_rows_without_autocast_held_out(bundled_catalog, tmp_path, batch, ours_gb, expected):
+    """[LAMBDA-AC]'s autocast False rows (3.38 / 4.92 / 8.82 GB reserved), held out for diffmem (stop 51): the
+    spec states image.runtime diffusers-0.7, whose attention (0.4.2's matmul * scale, then softmax, which takes the
+    freed matmul temporary's block) holds two 16-bit score tensors at the peak, 4 B a score element (image_model.
+    DIFFUSERS_0_7_SCORE_TENSORS, counted from the code and replayed in
+    tests/procurement/sizing/test_attention_allocator_autocast.py; not set on these rows). Was a diagnostic at
+    three tensors (diffusers 0.15's processor): 4.242 / 6.245 / 10.251 GB, -20.3% / -21.2% / -14.0%; now
+    3.626 / 5.012 / 7.785, -6.8% / -1.8% / +13.3%: 2 B x 136.74 M x 2 samples = 0.547 GB an image less live."""
+    published = LAMBDA_AC_MEMORY[batch][1]
+    ours = _reserved_gb(tmp_path, "rtx-a6000", _spec(batch, autocast=False))
+    assert ours == pytest.approx(ours_gb, abs=0.002)
+    assert published / ours - 1.0 == pytest.approx(expected, abs=0.005)
+    assert abs(published / ours - 1.0) <= MEMORY
 
 
 @pytest.mark.parametrize(
@@ -178,9 +201,10 @@ def test_the_lambda_2022_memory_figures_after_fix50s(bundled_catalog, tmp_path, 
 
 
 def test_the_default_and_fused_attention_memory_are_unchanged(bundled_catalog, tmp_path):
-    """image.autocast false leaves the memory as before (4.242 GB at one image); with SDPA-style fused attention
-    there are no eager scores to widen, so autocast adds nothing to memory."""
-    assert _reserved_gb(tmp_path, "rtx-a6000", _spec(1, autocast=False)) == pytest.approx(4.242, abs=0.001)
+    """image.autocast false leaves the memory without the term (3.626 GB at one image; 4.242 before diffmem counted
+    the 2022 code's two score tensors, stop 51); with SDPA-style fused attention there are no eager scores to widen,
+    so autocast adds nothing to memory."""
+    assert _reserved_gb(tmp_path, "rtx-a6000", _spec(1, autocast=False)) == pytest.approx(3.626, abs=0.001)
     fused_on = _reserved_gb(tmp_path, "rtx-a6000", _spec(1, flash_attention=True))
     fused_off = _reserved_gb(tmp_path, "rtx-a6000", _spec(1, autocast=False, flash_attention=True))
     assert fused_on == fused_off

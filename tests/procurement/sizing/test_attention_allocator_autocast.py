@@ -90,3 +90,17 @@ def test_the_products_term_is_the_replayed_on_peak_less_its_own_off_allowance():
     assert on - allowance == pytest.approx(image_model.AUTOCAST_PEAK_SCORE_EXTRA_BYTES, abs=0.001)
     assert on - off == pytest.approx(4.0, abs=0.001)
     assert allowance + image_model.AUTOCAST_PEAK_SCORE_EXTRA_BYTES == pytest.approx(on, abs=0.001)
+
+
+@pytest.mark.parametrize("version", ["0.4.2", "0.3.0"])
+def test_the_2022_runtimes_allowance_is_the_replayed_off_peak_and_its_term_the_on_minus_off(version):
+    """diffmem (stop 51): under image.runtime diffusers-0.7 the product's allowance without autocast is the replay's
+    off-peak (DIFFUSERS_0_7_SCORE_TENSORS x 2 B = 4 B), so its autocast term is the code's on-minus-off (+4 B) and its
+    peak under autocast stays the replay's 8 B."""
+    on = _per_element(_replay(version, True).peak_reserved)
+    off = _per_element(_replay(version, False).peak_reserved)
+    assert 2 * image_model.DIFFUSERS_0_7_SCORE_TENSORS == pytest.approx(off, abs=0.001)
+    assert image_model.AUTOCAST_EAGER_PEAK_SCORE_BYTES == pytest.approx(on, abs=0.001)
+    assert (
+        image_model.AUTOCAST_EAGER_PEAK_SCORE_BYTES - 2 * image_model.DIFFUSERS_0_7_SCORE_TENSORS == on - off
+    )
