@@ -113,6 +113,14 @@ RTDETR_3090_REASON = (
     "optimizer_op_host_s (7 us), 29.9 h with the loss at eager_kernel_host_s (31 us) and the EMA at 7 us, 37.3 h "
     "(inside) with all at 31 us: the per-op constant decides, so it is not landed (NOTES, stop 48). "
     + DETR49_PAIR
+    + " det51 (stop 51), the EMA read at the run's code: the default config used it (configs/rtdetr/include/"
+    "optimizer.yml @a4a0c6a3 `use_ema: True`, included by every COCO config; src/solver/solver.py @a4a0c6a3 "
+    "setup moves it to each rank's GPU), so its fp32 copy is now counted in memory (+168 MB a GPU, "
+    "image_model.trainer_keeps_fp32_ema), which moves no hours. Its loop runs every iteration "
+    "(src/solver/det_engine.py @a4a0c6a3: `if ema is not None: ema.update(model)` after each optimizer step; "
+    "the YOLOv5 steps behind detector_training_efficiency run theirs once an accumulation of 64 images): "
+    "~2,080 ops x 7 us = 14.6 ms a step x 72 x 7,393 steps = 2.15 h, 6.0% of the 35.8 h gap (9.5 h, 26.6%, "
+    "at 31 us an op): a part, not its size; not landed for detr48's reason (the per-op constant decides)."
 )
 
 
