@@ -766,7 +766,11 @@ def detector_ema_bytes(spec) -> float:
     creates it when use_ema is set (src/core/yaml_config.py @64836918) and BaseSolver.setup moves it to the
     device on every rank, `self.ema = cfg.ema.to(device)` (src/solver/solver.py @a4a0c6a3); its ModelEMA is
     `deepcopy(dist.de_parallel(model)).eval()  # FP32 EMA` with the fp16 line commented out
-    (src/optim/ema.py @3330eca6): the same 4 B a parameter, on each GPU (Ultralytics: rank 0, the largest)."""
+    (src/optim/ema.py @3330eca6): the same 4 B a parameter, on each GPU (Ultralytics: rank 0, the largest).
+    The same repository's earlier Paddle trainer (rtdetr_paddle @60b6e83, the only RT-DETR training code before
+    rtdetr_pytorch's landed in a4a0c6a, 2023-08-21) does the same: _base_/rtdetr_r50vd.yml `use_ema: True`,
+    ppdet/engine/trainer.py 126-139 builds ModelEMA on every rank and ppdet/optimizer/ema.py keeps
+    `paddle.zeros_like(v)` of each state entry (frozen parameters shared, ema_filter_no_grad)."""
     if not spec.is_training or not trainer_keeps_fp32_ema(spec):
         return 0.0
     return 4.0 * network_params(spec.model.image_arch.slug)
