@@ -757,8 +757,8 @@ def memory_bytes(spec, state, dp, zero, flash: bool) -> dict[str, np.ndarray]:
     else:
         activations = inference_activation_bytes(spec, flash)
     return {
-        # ZeRO-3/FSDP gathers one block at a time, as for language models; a YOLO run's rank 0 also holds the
-        # trainer's fp32 EMA copy (detector_ema_bytes), unsharded
+        # ZeRO-3/FSDP gathers one block at a time, as for language models; a YOLO or RT-DETR run also holds
+        # its trainer's fp32 EMA copy (detector_ema_bytes), unsharded
         "weights": state.weight_bytes / shard_weights
         + np.where(zero >= 3, state.largest_layer_bytes, 0.0)
         + detector_ema_bytes(spec),
@@ -773,19 +773,39 @@ def memory_bytes(spec, state, dp, zero, flash: bool) -> dict[str, np.ndarray]:
 
 
 def detector_ema_bytes(spec) -> float:
-    """The Ultralytics trainer's exponential moving average of the weights, resident on the GPU that prints
-    GPU_mem for the whole run: _setup_train builds `self.ema = ModelEMA(self.model)` on rank 0 (RANK in
+    """The detector trainer's exponential moving average of the weights, resident on the GPU for the whole run,
+    for the presets whose trainer keeps one (trainer_keeps_fp32_ema): 4 B a network parameter (buffers,
+    BatchNorm's running statistics, are under 0.2% of them); 0 for other networks and for inference.
+
+    Ultralytics (YOLOv8, YOLO11): _setup_train builds `self.ema = ModelEMA(self.model)` on rank 0 (RANK in
     {-1, 0}, i.e. every single-GPU run), and ModelEMA.__init__ is `deepcopy(de_parallel(model)).eval()  #
     FP32 EMA`, a second copy of every parameter and buffer at the model's fp32 dtype (AMP autocasts the
     computation, not the weights), updated in place each optimizer step (ultralytics 8.2.103 wheel:
     engine/trainer.py 292-300, utils/torch_utils.py 512-530, engine/validator.py 116 / 201; the 8.0.6 wheel the
-    same, yolo/engine/trainer.py 234-239, yolo/utils/torch_utils.py 250). 4 B a network parameter
-    (buffers, BatchNorm's running statistics, are under 0.2% of them); 0 for other networks and for
-    inference. The training-time validation halves it in place (model.half() on trainer.ema.ema) and the
-    epoch ends with an empty_cache before the next training bar prints, so only the fp32 copy is seen."""
-    if not spec.is_training or not is_yolo(spec):
+    same, yolo/engine/trainer.py 234-239, yolo/utils/torch_utils.py 250). The training-time validation halves
+    it in place (model.half() on trainer.ema.ema) and the epoch ends with an empty_cache before the next
+    training bar prints, so only the fp32 copy is seen.
+
+    RT-DETR (lyuwenyu/RT-DETR rtdetr_pytorch): every COCO config includes configs/rtdetr/include/optimizer.yml,
+    `use_ema: True` with `ema: {type: ModelEMA, decay: 0.9999, warmups: 2000}` (@a4a0c6a3); YAMLConfig.ema
+    creates it when use_ema is set (src/core/yaml_config.py @64836918) and BaseSolver.setup moves it to the
+    device on every rank, `self.ema = cfg.ema.to(device)` (src/solver/solver.py @a4a0c6a3); its ModelEMA is
+    `deepcopy(dist.de_parallel(model)).eval()  # FP32 EMA` with the fp16 line commented out
+    (src/optim/ema.py @3330eca6): the same 4 B a parameter, on each GPU (Ultralytics: rank 0, the largest).
+    The same repository's earlier Paddle trainer (rtdetr_paddle @60b6e83, the only RT-DETR training code before
+    rtdetr_pytorch's landed in a4a0c6a, 2023-08-21) does the same: _base_/rtdetr_r50vd.yml `use_ema: True`,
+    ppdet/engine/trainer.py 126-139 builds ModelEMA on every rank and ppdet/optimizer/ema.py keeps
+    `paddle.zeros_like(v)` of each state entry (frozen parameters shared, ema_filter_no_grad)."""
+    if not spec.is_training or not trainer_keeps_fp32_ema(spec):
         return 0.0
     return 4.0 * network_params(spec.model.image_arch.slug)
+
+
+def trainer_keeps_fp32_ema(spec) -> bool:
+    """Whether the preset's own trainer keeps an fp32 EMA of the weights on the GPU (detector_ema_bytes):
+    the Ultralytics trainer (YOLO kinds) and RT-DETR's solver (its shipped configs set use_ema: True). DETR's
+    trainer keeps none (facebookresearch/detr main.py and engine.py train_one_epoch: no moving average)."""
+    return is_yolo(spec) or is_rtdetr(spec)
 
 
 def factored_conv_state_bytes(spec) -> float:

@@ -465,6 +465,12 @@ T4_1024_REASON = (
     " held-out rows are loader-bound and would not move: [RF-Y11S]'s GPU side 93.75 -> 53.1 images/s over its"
     " 49.28 loader bound); two logs cannot tell the two factors apart. A spec would need the card's sustained"
     " clock under the run's load (no field). UNEXPLAINED."
+    " det51 (stop 51), the trainer's EMA checked as a step cost and ruled out: the memory copy is counted since"
+    " yolo51 (103.6 MB, no speed term); its update loop (ultralytics utils/torch_utils.py ModelEMA.update, four"
+    " host-issued ops on each floating state_dict entry) runs once an optimizer step, every accumulate ="
+    " round(nbs 64 / batch 8) = 8 batches. Bounded by YOLO11x's 848 floating entries (yolo51's count; YOLOv8m"
+    " is the shallower network, depth 0.67 without C3k blocks): 848 x 4 x 7 us = 23.7 ms a step, <= 3.0 ms a"
+    " batch, <= 0.7% of the 0.418 s a batch between the published 0.730 s and the product's 0.312 s GPU side."
 )
 
 

@@ -48,7 +48,25 @@ def test_it_is_unsharded_under_data_parallel_plans(monkeypatch):
     assert with_ema - without == pytest.approx(4 * 25.9e6 / GIB, rel=1e-9)
 
 
-def test_no_copy_for_inference_or_for_networks_outside_the_ultralytics_trainer():
+def test_no_copy_for_inference_or_for_a_trainer_without_one():
     assert im.detector_ema_bytes(_spec("yolov8s", task="inference")) == 0.0
-    # DETR's own trainer (facebookresearch/detr main.py) keeps no EMA
+    assert im.detector_ema_bytes(_spec("rt-detr-r50", task="inference")) == 0.0
+    # DETR's own trainer (facebookresearch/detr main.py, engine.py train_one_epoch) keeps no EMA
     assert im.detector_ema_bytes(_spec("detr-r50")) == 0.0
+
+
+def test_an_rt_detr_run_holds_its_solver_s_fp32_ema_on_every_gpu(monkeypatch):
+    """det51 (stop 51): RT-DETR's solver keeps one too. lyuwenyu/RT-DETR rtdetr_pytorch
+    configs/rtdetr/include/optimizer.yml @a4a0c6a3 (included by rtdetr_r50vd_6x_coco.yml): `use_ema: True`,
+    ModelEMA decay 0.9999; src/solver/solver.py @a4a0c6a3 BaseSolver.setup: `self.ema = cfg.ema.to(device)` on
+    every rank (no rank test); src/optim/ema.py @3330eca6: `deepcopy(dist.de_parallel(model)).eval()  # FP32 EMA`.
+    Hand: 4 B x 42M parameters (arXiv:2304.08069 Table 2, the preset's params_published) = 168 MB a GPU, the
+    same on each of issue #7's four GPUs (plain data parallel, nothing sharded)."""
+    assert im.detector_ema_bytes(_spec("rt-detr-r50")) == pytest.approx(4 * 42e6, rel=1e-12)
+    spec = _spec("rt-detr-r50", micro_batch_size=4, parallelism={"gpus": 4})
+    with_ema = memory_breakdown_scalar(spec, 4)
+    monkeypatch.setattr(im, "detector_ema_bytes", lambda spec: 0.0)
+    without = memory_breakdown_scalar(spec, 4)
+    assert with_ema["weights_gib"] - without["weights_gib"] == pytest.approx(4 * 42e6 / GIB, rel=1e-9)
+    for part in ("gradients_gib", "optimizer_states_gib", "activations_gib"):
+        assert with_ema[part] == without[part]

@@ -113,6 +113,27 @@ RTDETR_3090_REASON = (
     "optimizer_op_host_s (7 us), 29.9 h with the loss at eager_kernel_host_s (31 us) and the EMA at 7 us, 37.3 h "
     "(inside) with all at 31 us: the per-op constant decides, so it is not landed (NOTES, stop 48). "
     + DETR49_PAIR
+    + " det51 (stop 51), the EMA read at the run's code: the default config used it (configs/rtdetr/include/"
+    "optimizer.yml @a4a0c6a3 `use_ema: True`, included by every COCO config; src/solver/solver.py @a4a0c6a3 "
+    "setup moves it to each rank's GPU), so its fp32 copy is now counted in memory (+168 MB a GPU, "
+    "image_model.trainer_keeps_fp32_ema), which moves no hours. Its loop runs every iteration "
+    "(src/solver/det_engine.py @a4a0c6a3: `if ema is not None: ema.update(model)` after each optimizer step; "
+    "the YOLOv5 steps behind detector_training_efficiency run theirs once an accumulation of 64 images): "
+    "~2,080 ops x 7 us = 14.6 ms a step x 72 x 7,393 steps = 2.15 h, 6.0% of the 35.8 h gap (9.5 h, 26.6%, "
+    "at 31 us an op): a part, not its size; not landed for detr48's reason (the per-op constant decides). "
+    "det51, the run's code re-dated: at the issue's date the repository's only RT-DETR trainer was Paddle's "
+    "(lyuwenyu/RT-DETR @60b6e83, 2023-07-13: rtdetr_pytorch/readme.md '# Coming soon' and a backbone; its "
+    "training code landed in a4a0c6a, 2023-08-21), so the user ran rtdetr_paddle (ppdet/engine/trainer.py: "
+    "ModelEMA on every rank, updated every iteration, 126-139 / 392-393; _base_/rtdetr_r50vd.yml norm_type "
+    "sync_bn, converted at 273-276 when nranks > 1; rtdetr_r50vd_6x_coco.yml find_unused_parameters: True; "
+    "fp32 unless --amp). detr48's PyTorch counts above are of code the user could not have run, and detr49's "
+    "first objection (the pair is Paddle, not the case's code) falls for this case: its PaddleDetection "
+    "RT-DETR rows are the run's code family. Sized with the pair's own H and c at 4 images a card (0.115 + 4 x "
+    "0.0367 = 0.262 s a step) over 72 x 7,392 steps (drop_last): 38.7 h (-19.4%, inside), 74% of the 35.8 h "
+    "gap, short of 80%; the pair's cards are unprinted (the same user's mmdet runs: 4 x A40, a GA102 like the "
+    "3090) and its c stays 1.9x the product's per image, so the rate is borrowed, not a mechanism located. "
+    "Lead: the Paddle step's sync_bn collectives over the encoder's BatchNorms on four PCIe 3090s and the "
+    "per-tensor EMA, counted from rtdetr_paddle @60b6e83."
 )
 
 
