@@ -484,6 +484,7 @@ def _rtdetr_training_cost(slug: str, side: int) -> Cost:
         blocks=kept.blocks,
         notes=list(cost.notes),
         launches=list(cost.launches),
+        unit_marks=list(cost.unit_marks),
     )
 
 
@@ -1598,7 +1599,84 @@ def host_excess_seconds(kernels: float, gpu_seconds):
     return np.maximum(0.0, kernels * EAGER_KERNEL_HOST_SECONDS.value - gpu_seconds)
 
 
-def eager_launch_seconds_per_image(spec, gpu_seconds_per_step) -> float:
+def eager_step_units(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency) -> list[tuple]:
+    """An eager UNet step's forward in launch order (image_shapes.Cost.unit_marks: each ResNet, Transformer2D
+    norm and projections, transformer block, resampler and skip concatenation, as diffusers' UNet2DConditionModel
+    runs them down, mid, up), as (kernels, GPU seconds) per unit at the batch: the unit's GEMM and elementwise
+    kernels (with image.autocast, its cast kernels and one probabilities' cast an attention) and its share of the
+    step's GPU work, by the same terms as denoiser_step_gpu_seconds (compute at the efficiencies, activations
+    written and read, eager score passes, autocast bytes). The forward's fixed kernels (launches_fixed: the time
+    embedding, conv_in's bias, the output head) lead, on tiny tensors; what follows the last unit (conv_in /
+    conv_out, the output norm) is a last unit. Empty for networks without the marks (DiTs, ViTs, detectors)."""
+    cost = spec_network_cost(spec)
+    if not cost.unit_marks:
+        return []
+    samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
+    element = activation_bytes_per_element(spec)
+    passes = 0.0 if spec.flash_attention else eager_score_passes(spec)
+    autocast = spec.image.autocast
+    score_cast = 0.0 if spec.flash_attention else AUTOCAST_SCORE_BYTES
+    total = (
+        cost.macs,
+        cost.attention_macs,
+        cost.saved,
+        cost.eager_scores_saved,
+        cost.autocast_norm_bytes,
+        cost.gemm_kernels + sum(count for count, _ in cost.launches),
+        cost.autocast_kernels,
+        float(cost.attentions),
+    )
+    units = [(float(cost.launches_fixed), 0.0)]
+    previous = (0.0,) * len(total)
+    for mark in [*cost.unit_marks, total]:
+        macs, attention, saved, scores, norm_bytes, kernels, casts, attentions = (
+            now - before for now, before in zip(mark, previous, strict=True)
+        )
+        previous = mark
+        compute = 2.0 * (macs - attention) * samples / (peak_flops * efficiency)
+        compute = compute + 2.0 * attention * samples / (peak_flops * attention_efficiency)
+        traffic = 2.0 * saved * element + passes * scores * element
+        if autocast:
+            traffic = traffic + norm_bytes + score_cast * scores
+            kernels = kernels + casts + (0.0 if spec.flash_attention else attentions)
+        seconds = compute + traffic * samples / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
+        units.append((kernels, seconds))
+    return units
+
+
+def eager_pass_seconds(units, pipeline_kernels: float, gpu_seconds):
+    """The time of one eager step whose kernels the host issues in order (`units`: (kernels, GPU seconds) in
+    launch order, eager_step_units), EAGER_KERNEL_HOST_SECONDS apiece, onto one CUDA stream. Launches are
+    asynchronous and a stream runs its kernels in issue order (CUDA C++ Programming Guide, 'Asynchronous
+    Concurrent Execution' and 'Streams'), so a kernel starts at the later of its launch and the previous
+    kernel's end: the critical path of that queue, not the longer of the two totals. The host's lead, gained
+    while long kernels (the first level's attention, convolutions) run, is spent on the short kernels that
+    follow, and what the GPU waits for the host in a stretch of short kernels is not won back later. The
+    queue drains at each step's end: the scheduler's step syncs once a step (diffusers v0.3.0
+    UNet2DConditionModel.forward's blocking `timesteps[None].to(device)`; v0.7.0 to v0.21 PNDMScheduler
+    _get_prev_sample's `if prev_timestep >= 0` on a CUDA tensor), after the pipeline's own kernels
+    (`pipeline_kernels`). Within a unit the GPU seconds are spread evenly over its kernels, so a unit ends at
+    the latest of: the queue's end plus its work, its first launch plus its work, its last launch plus one
+    kernel's share. The unit GPU seconds are scaled to `gpu_seconds` (the step's whole GPU work, which may carry
+    terms the units do not split). No fitted term: the host rate and the kernel counts are the engine's."""
+    host_rate = EAGER_KERNEL_HOST_SECONDS.value
+    counted = sum(seconds for _, seconds in units)
+    scale = np.asarray(gpu_seconds, dtype=float) / np.where(np.asarray(counted) > 0, counted, 1.0)
+    host = 0.0
+    end = np.zeros_like(np.asarray(gpu_seconds, dtype=float))
+    for kernels, seconds in units:
+        work = np.asarray(seconds) * scale
+        if kernels <= 0:
+            end = end + work
+            continue
+        end = np.maximum.reduce(
+            [end + work, host + host_rate + work, host + kernels * host_rate + work / kernels]
+        )
+        host += kernels * host_rate
+    return np.maximum(end, host + pipeline_kernels * host_rate)
+
+
+def eager_launch_seconds_per_image(spec, gpu_seconds_per_step, units=None) -> float:
     """Time an eager UNet generation loses to the host, per image: each denoising step's forward (its
     kernels, forward_kernels) plus the pipeline's per-step kernels (PIPELINE_STEP_KERNELS) take
     EAGER_KERNEL_HOST_SECONDS apiece on the host; where that is longer than the step's GPU work
@@ -1618,7 +1696,11 @@ def eager_launch_seconds_per_image(spec, gpu_seconds_per_step) -> float:
         return 0.0
     kernels += unfused_adapters(spec)[0] * UNFUSED_LORA_KERNELS
     pipeline = PIPELINE_STEP_KERNELS if is_diffusion(spec) else 0.0  # a classifier: one forward, no scheduler
-    excess = host_excess_seconds(kernels + pipeline, gpu_seconds_per_step)
+    if units and not unfused_adapters(spec)[0]:
+        # an eager UNet step: the critical path of its launch queue (eager_pass_seconds)
+        excess = eager_pass_seconds(units, pipeline, gpu_seconds_per_step) - gpu_seconds_per_step
+    else:
+        excess = host_excess_seconds(kernels + pipeline, gpu_seconds_per_step)
     return excess * steps(spec) / spec.micro_batch_size
 
 
@@ -2179,7 +2261,8 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     )
     step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
     # the measured attention is GPU work of the ViT's one forward: the host's launches overlap it
-    launches = eager_launch_seconds_per_image(spec, step + eager * spec.micro_batch_size)
+    units = eager_step_units(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
+    launches = eager_launch_seconds_per_image(spec, step + eager * spec.micro_batch_size, units)
     seconds = compute + traffic + eager + launches + forward_overhead_seconds_per_image(spec)
     if power_bound_flops is None:
         return seconds

@@ -55,9 +55,28 @@ class Cost:
     autocast_norm_bytes: float = 0.0
     autocast_kernels: float = 0.0
     attentions: int = 0  # attention calls of one forward (self and cross; UNets only)
+    # running totals at the end of each unit in forward order (Cost.launch; UNets only): macs, attention_macs,
+    # saved, eager_scores_saved, autocast_norm_bytes, kernels (GEMM + elementwise), autocast_kernels, attentions.
+    # image_model.eager_step_units turns them into each unit's kernels and GPU time (the host-GPU critical path)
+    unit_marks: list[tuple[float, ...]] = field(default_factory=list)
 
     def launch(self, kernels: float, elements: float) -> None:
+        """Close one unit of the forward (a ResNet, a Transformer2D's norm and projections, a transformer block,
+        a resampler, a skip concatenation), called after the unit's other counts: its elementwise kernels, and
+        the running totals at that point (unit_marks), so the forward's order is kept."""
         self.launches.append((kernels, elements))
+        self.unit_marks.append(
+            (
+                self.macs,
+                self.attention_macs,
+                self.saved,
+                self.eager_scores_saved,
+                self.autocast_norm_bytes,
+                self.gemm_kernels + sum(count for count, _ in self.launches),
+                self.autocast_kernels,
+                float(self.attentions),
+            )
+        )
 
     def block(self, params, macs, saved, block_input, scores=0.0, attention_macs=0.0, conv=False) -> None:
         self.params += params
@@ -79,13 +98,13 @@ def _resnet(cost: Cost, c_in: int, c_out: int, positions: float, time_dim: int) 
     cost.conv1x1_params += shortcut
     params = conv + time_dim * c_out + 2 * (c_in + c_out) * 2 + 3 * c_out  # time proj, norms, biases
     cost.block(params, conv * positions, (3 * c_in + 3 * c_out) * positions, c_in * positions, conv=True)
-    cost.launch(RESNET_KERNELS + (1 if shortcut else 0), (3 * c_in + 3 * c_out) * positions)
     # norm1 over the input, norm2 over conv1's output, each followed by a SiLU and a convolution
     cost.autocast_norm_bytes += AUTOCAST_RESNET_NORM_BYTES * (c_in + c_out) * positions
     cost.autocast_kernels += 2 * AUTOCAST_NORM_KERNELS
     cost.gemm_kernels += 3 + (
         1 if shortcut else 0
     )  # conv1, conv2, the time-embedding linear (+ 1x1 shortcut)
+    cost.launch(RESNET_KERNELS + (1 if shortcut else 0), (3 * c_in + 3 * c_out) * positions)
 
 
 def _unet_transformer(
@@ -96,20 +115,20 @@ def _unet_transformer(
     # proj_in / proj_out and the GroupNorm around the stack, counted once per Transformer2D
     cost.params += 2 * c * c + 2 * c
     cost.macs += 2 * c * c * tokens
-    cost.launch(TRANSFORMER2D_KERNELS, 6 * c * tokens)  # GroupNorm in/out, layout copies, residual
     cost.autocast_norm_bytes += AUTOCAST_PROJ_IN_NORM_BYTES * c * tokens
     cost.autocast_kernels += AUTOCAST_NORM_KERNELS
     cost.gemm_kernels += 2  # proj_in, proj_out
+    cost.launch(TRANSFORMER2D_KERNELS, 6 * c * tokens)  # GroupNorm in/out, layout copies, residual
     for _ in range(depth):
         attention = 2 * tokens * tokens * c + 2 * tokens * context * c  # self and cross scores and values
         macs = (18 * c * c) * tokens + 2 * context_dim * c * context + attention
         scores = heads * tokens * (tokens + context)
         cost.block(per_block, macs, 28 * c * tokens, c * tokens, scores, attention)
-        cost.launch(TRANSFORMER_BLOCK_KERNELS, 28 * c * tokens)
         cost.autocast_norm_bytes += AUTOCAST_BLOCK_NORM_BYTES * c * tokens
         cost.autocast_kernels += AUTOCAST_BLOCK_KERNELS
         cost.attentions += 2
         cost.gemm_kernels += TRANSFORMER_BLOCK_GEMMS
+        cost.launch(TRANSFORMER_BLOCK_KERNELS, 28 * c * tokens)
 
 
 # Live elements per channel per token while a UNet transformer block's feed-forward runs (diffusers
@@ -236,8 +255,8 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
                 c * positions[level],
                 conv=True,
             )
-            cost.launch(1, c * positions[level + 1])  # the conv's bias
             cost.gemm_kernels += 1
+            cost.launch(1, c * positions[level + 1])  # the conv's bias
             skips.append(c)
     last = len(channels) - 1
     _resnet(cost, c_prev, c_prev, positions[last], time_dim)
@@ -263,8 +282,8 @@ def unet_cost(config: dict, latent_side: int, context_tokens: int) -> Cost:
                 c * positions[level],
                 conv=True,
             )
-            cost.launch(2, 2 * c * positions[level - 1])  # the interpolation and the conv's bias
             cost.gemm_kernels += 1
+            cost.launch(2, 2 * c * positions[level - 1])  # the interpolation and the conv's bias
     cost.forward_peak = unet_forward_peak(channels, attention, positions, per_level)
     cost.launches_fixed = UNET_FIXED_KERNELS
     # conv_norm_out, a SiLU and conv_out over the first level's channels

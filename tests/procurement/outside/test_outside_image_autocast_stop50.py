@@ -101,18 +101,20 @@ def test_it_counts_autocasts_bytes_of_an_sd15_unet_forward():
 
 
 def test_it_leaves_every_figure_unchanged_by_default(bundled_catalog, tmp_path):
-    """image.autocast false (the default) is the spec without the field: 3.955 s on the A6000 at 1 image."""
+    """image.autocast false (the default) is the spec without the field: 3.981 s on the A6000 at 1 image (3.955
+    before diffspd, stop 51: the eager step's launch queue priced as a critical path)."""
     unstated = _seconds(tmp_path, "rtx-a6000", _spec(autocast=None))
     assert _seconds(tmp_path, "rtx-a6000", _spec(autocast=False)) == unstated
-    assert unstated == pytest.approx(3.955, abs=0.0005)
+    assert unstated == pytest.approx(3.981, abs=0.0005)
 
 
-@pytest.mark.parametrize(("batch", "expected"), [(1, -0.181), (2, -0.193), (4, -0.217)])
+# diffspd (stop 51), the launch queue's critical path: -0.181 / -0.193 / -0.217 -> -0.185 / -0.195 / -0.218
+@pytest.mark.parametrize(("batch", "expected"), [(1, -0.185), (2, -0.195), (4, -0.218)])
 def test_lambda_diffusers_0_4_fp16_under_autocast_within_25_percent(
     bundled_catalog, tmp_path, batch, expected
 ):
-    """[LAMBDA-AC] 'half', autocast True (held out): ours 5.362 / 10.274 / 20.098 s against 4.39 / 8.29 / 15.73:
-    -18.1% / -19.3% / -21.7%, inside. Not a clean landing: the product's plain-fp16 figure is already 15.5-19.9%
+    """[LAMBDA-AC] 'half', autocast True (held out): ours 5.389 / 10.301 / 20.125 s against 4.39 / 8.29 / 15.73:
+    -18.5% / -19.5% / -21.8%, inside (5.362 / 10.274 / 20.098 s before diffspd, stop 51). Not a clean landing: the product's plain-fp16 figure is already 15.5-19.9%
     slow against the same PR's autocast-False rows, and the counted increment is 35% above the measured one
     (test_the_counted_increment_against_the_measured_one)."""
     published = ROWS[batch][0]
@@ -139,7 +141,9 @@ def test_the_counted_increment_against_the_measured_one(bundled_catalog, tmp_pat
     assert increments[0] / autocast_seconds_per_image() - 1.0 == pytest.approx(0.353, abs=0.005)
     scores_only = 8 * SCORES * 100 / (768e9 * 0.70)
     assert scores_only == pytest.approx(1.089, abs=0.001)
-    assert [round(r, 3) for r in ratios] == pytest.approx([1.356, 1.377, 1.389], abs=0.002)
+    # diffspd (stop 51): 1.356 / 1.377 / 1.389 -> 1.353 / 1.376 / 1.388 (the plain-fp16 'off' figures grow by the
+    # launch queue's critical path; the increments do not move)
+    assert [round(r, 3) for r in ratios] == pytest.approx([1.353, 1.376, 1.388], abs=0.002)
 
 
 @pytest.mark.parametrize(
