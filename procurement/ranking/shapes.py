@@ -542,6 +542,7 @@ def _hours(
         rows = inference_throughput(
             spec,
             bandwidth_gbps=bandwidth,
+            achieved_bandwidth=np.array([gpu.decode_read_fraction for gpu in kind_gpus], dtype=float)[kind],
             peak_tflops=peak,
             expert_peak_tflops=expert[:, 0],
             expert_compute_efficiency=expert[:, 1],

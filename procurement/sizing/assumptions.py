@@ -404,6 +404,29 @@ ACHIEVED_BANDWIDTH = Assumption(
     "Decode is bandwidth bound; DESIGN reference: 7B fp16 on 2 TB/s bounds at ~140 tok/s, 80-120 "
     "observed; gpt-fast reports ~1700 of 2039 GB/s empirical peak on A100.",
 )
+# bw51: the fraction is a property of the card's memory, not one figure for every card. Published batch-1 16-bit
+# decode rates (bytes a token x tokens/s over the datasheet): HBM2e A100-80GB gpt-fast Llama-2-7B 1,397 / 2,039 = 0.685
+# (pytorch-labs/gpt-fast README @0f925b5d, 330 W), torchao Llama-2-7B 1,418.93 and Llama-3-8B 1,435.54 = 0.696 / 0.704
+# (pytorch/ao torchao/quantization/README.md @fd6e4b1f, A100-80GB); MI250X GCD gpt-fast 1,028.70 / 1,638 = 0.628.
+# GDDR6X RTX 4090 (1,008 GB/s) calm fp16, first 32 tokens: Llama2 7B 67 tok/s "892 GB/s", Mistral 7B 63 "903",
+# Phi 2.7B 167 "888" = 0.885 / 0.896 / 0.881 (zeux/calm README @021304d6; its footnote: cuBLAS and calm's kernels
+# peak at ~955 GB/s on the card, 0.947, where gpt-fast puts the A100-80GB's empirical peak at ~1,700 of 2,039, 0.834).
+# Set on calm's Llama2 7B row; held out: [ZL03]'s vLLM 0.5.0 bf16 Qwen1.5-7B 4090 step (16.59 ms) -24.5% -> -6.6%
+# (tests/procurement/outside/test_outside_vllm_v0_host_audit_stop48.py). GDDR6X only: the RTX 3090 shares the
+# memory (Micron GDDR6X, extrapolated, no 3090 16-bit row opened); GDDR6, GDDR7, HBM2 / HBM3 / HBM3e keep 0.70 (no
+# source opened for GDDR6 / GDDR7; torchao's H100 Llama-3.1-8B 1,904.75 GB/s reads 0.569 of an SXM's 3,350 and is
+# not taken: no H100 16-bit batch-1 outside row to check it on).
+DECODE_READ_FRACTION_GDDR6X = Assumption(
+    "decode_read_fraction_gddr6x",
+    round(892.0 / 1008.0, 3),
+    "fraction of datasheet bandwidth (LLM decode and serving reads on GDDR6X cards)",
+    "calm (zeux/calm README @021304d6) on an RTX 4090: Llama2 7B fp16 batch 1, 67 tok/s reading 892 GB/s of the "
+    "card's 1,008 (Mistral 7B 903, Phi 2.7B 888: 0.881-0.896); the card's cuBLAS peak is ~955 GB/s (calm's "
+    "footnote), nearer its datasheet than HBM2e's (gpt-fast: ~1,700 of the A100-80GB's 2,039). Replaces "
+    "achieved_bandwidth_fraction's 0.70 (gpt-fast's A100) for a language model's decode and serving reads on "
+    "GDDR6X cards (RTX 3090, RTX 4090; the 3090 extrapolated); other memories keep 0.70. Checked (not fitted) on "
+    "[ZL03]'s vLLM 0.5.0 bf16 Qwen1.5-7B 4090 row: -24.5% -> -6.6%.",
+)
 # Weight-only quantized decode reads fewer bytes but dequantizes them on the fly, so the achieved
 # bandwidth is lower than for 16-bit reads. Ratios of achieved bandwidth from gpt-fast's README (A100-80GB,
 # batch 1): Llama-2-7B int8 1069.20 / bf16 1397.31 GB/s = 0.765; int4 g=32 862.69 / 1397.31 = 0.617.
@@ -2138,6 +2161,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     LLM_C_OPTIMIZER_BYTES_PER_PARAM,
     LLM_C_GRADIENT_PASS_BYTES_PER_PARAM,
     ACHIEVED_BANDWIDTH,
+    DECODE_READ_FRACTION_GDDR6X,
     INT8_DECODE_EFFICIENCY,
     INT4_DECODE_EFFICIENCY,
     MARLIN_INT4_DECODE_EFFICIENCY,

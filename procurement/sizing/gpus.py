@@ -14,8 +14,10 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from procurement.sizing.assumptions import (
+    ACHIEVED_BANDWIDTH,
     COMM_EFFICIENCY,
     CUDA_CONTEXT_GIB,
+    DECODE_READ_FRACTION_GDDR6X,
     GB,
     GIB,
     GPUS_PER_NODE,
@@ -81,6 +83,9 @@ class GpuSpec:
     # Set when the peak figures are derived rather than published (the datasheet row's notes start with
     # ESTIMATED_THROUGHPUT_MARKER, e.g. the AWS-only A10G): rows that use them say so.
     throughput_estimated: str = ""
+    memory_type: str = (
+        ""  # the datasheet's memory technology (gpu_specs.csv memory_type: "HBM2e", "GDDR6X", ...)
+    )
 
     @cached_property
     def capacity_gib(self) -> float:
@@ -164,6 +169,15 @@ class GpuSpec:
     def supports_flash_attention(self) -> bool:
         gen = self.generation
         return gen is None or gen >= 80
+
+    @property
+    def decode_read_fraction(self) -> float:
+        """The share of the datasheet bandwidth a language model's decode and serving reads reach on this card:
+        decode_read_fraction_gddr6x on GDDR6X memory (calm's RTX 4090 fp16 rows), achieved_bandwidth_fraction
+        (gpt-fast's A100) on every other memory."""
+        if self.memory_type.strip().upper().startswith("GDDR6X"):
+            return DECODE_READ_FRACTION_GDDR6X.value
+        return ACHIEVED_BANDWIDTH.value
 
     @cached_property
     def nvlink_domain_gpus(self) -> int:
@@ -268,6 +282,7 @@ def gpu_spec_from_row(row: dict[str, str]) -> GpuSpec:
         vendor=row.get("vendor", ""),
         memory_capacity_mib=_number(row.get("memory_capacity_mib", "")),
         throughput_estimated=_estimated_note(row.get("notes")),
+        memory_type=row.get("memory_type", "") or "",
     )
 
 
@@ -320,6 +335,7 @@ def gpu_spec_from_record(record) -> GpuSpec:
         mig=int(read("mig", 0) or 0),
         vendor=read("vendor", "") or "",
         throughput_estimated=_estimated_note(read("notes", "")),
+        memory_type=read("memory_type", "") or "",
         **{field: _optional_float(read(field)) for field in _OPTIONAL_FLOATS},
     )
 

@@ -178,6 +178,7 @@ def _throughput_rows(
     return inference_throughput(
         spec,
         bandwidth_gbps=bandwidth,
+        achieved_bandwidth=np.repeat([gpu.decode_read_fraction for gpu in gpus], len(plans)).astype(float),
         peak_tflops=peak,
         expert_peak_tflops=expert[:, 0],
         expert_compute_efficiency=expert[:, 1],

@@ -1185,7 +1185,7 @@ def inference_throughput(
     gpu_counts=None,
     tensor_parallel=None,
     pipeline_parallel=None,
-    achieved_bandwidth: float = ACHIEVED_BANDWIDTH_FRACTION,
+    achieved_bandwidth=ACHIEVED_BANDWIDTH_FRACTION,
     tensor_parallel_gbps=None,
     generation=None,
     compute_efficiency=None,
@@ -1237,6 +1237,8 @@ def inference_throughput(
     at it (NaN: prefill_efficiency at that precision, the 16-bit path); the experts' GEMMs run there, the rest
     at spec.precision, and their weights are read at 2 bytes (decode_read_bytes). compute_peak.expert_rate_inputs
     gives both; required when the spec states the field.
+    `achieved_bandwidth`: per row (or one figure), the share of the datasheet bandwidth the decode and serving
+    reads reach (GpuSpec.decode_read_fraction: 0.885 on GDDR6X, 0.70 elsewhere; default 0.70).
     `pipeline_link_gbps`: per row, the per-GPU GB/s of the link between pipeline stages; given, a pipeline of
     pp > 1 stages serves as vLLM runs it (``serving_pipeline_batches``: pp micro-batches in flight, each stage's
     weights read once a micro-batch, a send of activations between stages); None: one batch in flight (the
@@ -1267,7 +1269,9 @@ def inference_throughput(
     # row lookup)
     n_active = counts.block_matmul_params(spec.model) + counts.output_layer_params(spec.model)
     # Pipeline stages run one after another for a token, so only tensor parallelism adds bandwidth or FLOPs.
-    read_rate = tp * _array(bandwidth_gbps, np.nan) * 1e9 * achieved_bandwidth
+    read_rate = (
+        tp * _array(bandwidth_gbps, np.nan) * 1e9 * _array(achieved_bandwidth, ACHIEVED_BANDWIDTH_FRACTION)
+    )
     measured = _array(compute_efficiency, np.nan)
     efficiency = np.where(np.isnan(measured), prefill_efficiency(spec.precision, generation), measured)
     flop_rate = tp * _array(peak_tflops, np.nan) * 1e12 * efficiency

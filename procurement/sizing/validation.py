@@ -934,6 +934,7 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
         decode = inference_throughput(
             spec,
             bandwidth_gbps=gpu.memory_bandwidth_gbps,
+            achieved_bandwidth=gpu.decode_read_fraction,
             peak_tflops=gpu.dense_tflops(spec.precision),
             expert_peak_tflops=expert_peak,
             expert_compute_efficiency=expert_efficiency,
@@ -946,6 +947,7 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
         served = inference_throughput(
             spec,
             bandwidth_gbps=gpu.memory_bandwidth_gbps,
+            achieved_bandwidth=gpu.decode_read_fraction,
             peak_tflops=gpu.dense_tflops(spec.precision),
             expert_peak_tflops=expert_peak,
             expert_compute_efficiency=expert_efficiency,
