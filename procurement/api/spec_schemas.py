@@ -330,7 +330,8 @@ class WorkloadParallelismSerializer(serializers.Serializer):
     reduce_bucket_size = _count(
         "Training with zero_stage 1 or 2, pipeline_parallel 1: DeepSpeed's zero_optimization.reduce_bucket_size "
         "(elements): its ZeRO-1/2 optimizer allocates a gradient staging buffer of this many 16-bit elements at "
-        "every backward (contiguous_gradients, DeepSpeed's default), held until the step; default 0, not counted",
+        "every backward (contiguous_gradients, DeepSpeed's default), released at the end of that backward, so beside "
+        "its peak; default 0, not counted (DeepSpeed's own default is 5e8: state it for a run that leaves it out)",
         minimum=0,
     )
     overlap_comm = _flag(

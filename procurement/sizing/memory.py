@@ -188,9 +188,14 @@ def _deepspeed_ipg_buffer_bytes(spec) -> float:
     through every backward, so beside the backward's peak: with contiguous_gradients (DeepSpeed's default,
     zero/config.py line 93) DeepSpeedZeroOptimizer.backward allocates `torch.empty(reduce_bucket_size,
     dtype=self.dtype)`, the 16-bit parameters' dtype, and a second one under overlap_comm ("Use double buffers to
-    avoid data access conflict"), freed only at the step (_release_ipg_buffers): deepspeed/runtime/zero/
-    stage_1_and_2.py@v0.12.3 lines 1934-1947. Whole-size whatever the trainable count (a LoRA's few MB of
-    gradients still get 2 x 2e8 elements), unsharded by the data-parallel degree."""
+    avoid data access conflict"): deepspeed/runtime/zero/stage_1_and_2.py@v0.12.3 lines 1934-1947. They are
+    released at the end of that backward, not at the step: engine.py@v0.12.3 line 1966 (DeepSpeedEngine.backward ->
+    allreduce_gradients) -> line 1887 (ZeRO-2: overlapping_partition_gradients_reduce_epilogue every micro-batch;
+    ZeRO-1: reduce_gradients at the accumulation boundary, line 676) -> stage_1_and_2.py line 823 ->
+    independent_gradient_partition_epilogue, whose last act is self._release_ipg_buffers() (line 750; line 624
+    sets ipg_buffer = None). So they sit beside the backward's peak and are gone at the optimizer step. Whole-size
+    whatever the trainable count (a LoRA's few MB of gradients still get 2 x 2e8 elements), unsharded by the
+    data-parallel degree."""
     par = spec.parallelism
     if not par.reduce_bucket_size:
         return 0.0

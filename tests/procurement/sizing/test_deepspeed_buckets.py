@@ -2,8 +2,9 @@
 
 Source: deepspeed/runtime/zero/stage_1_and_2.py@v0.12.3 lines 1934-1947, DeepSpeedZeroOptimizer.backward: with
 contiguous_gradients (zero/config.py line 93, default True) `torch.empty(int(self.reduce_bucket_size),
-dtype=self.dtype)`, the 16-bit parameters' dtype (line 282), and a second under overlap_comm; freed at the step
-(_release_ipg_buffers, line 624).
+dtype=self.dtype)`, the 16-bit parameters' dtype (line 282), and a second under overlap_comm; released at the end
+of that backward, not at the step (fix51q: independent_gradient_partition_epilogue ends in _release_ipg_buffers(),
+line 750, reached from engine.py line 1966 every micro-batch at ZeRO-2), so beside the backward's peak.
 """
 
 from __future__ import annotations
