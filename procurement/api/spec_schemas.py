@@ -438,11 +438,14 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         DECODE_ATTENTIONS,
         "How the serving engine's decode attention reads a grouped-KV cache. shared_kv (default): each KV head's cache "
         "read once for its query heads (TensorRT-LLM's XQA, FlashAttention / FlashInfer decode, vLLM's paged "
-        "attention). per_query_head: TensorRT-LLM's pre-XQA masked MHA (v0.5-v0.8 on GQA models): a thread block a "
-        "query head, each walking its KV head's whole cache, priced per element visited (an FP8 cache costs an FP16 "
-        "one's) at 9.23 elements an SM a clock where longer than one read. The rate is fitted on one v0.5.0 A100 "
-        "FP16 Llama 2 70B row; v0.6.1+ FP8 caches run faster an element (16-28% slow here). Refused for training, "
-        "image models and inference.engine hf_eager",
+        "attention). per_query_head: TensorRT-LLM's masked MHA where the run does not take XQA: query heads a KV head "
+        "other than 8 or head size other than 128 on any release through v0.9 (e.g. Mistral 7B, group 4), and a "
+        "group-8, head-128 model (e.g. Llama 2 70B) only on v0.5-v0.7 or with XQA off. A thread block a query head, "
+        "each walking its KV head's whole cache, priced per element visited (an FP8 cache costs an FP16 one's) at "
+        "9.23 elements an SM a clock where longer than one read; an MHA model (one query head a KV head) changes "
+        "nothing. The rate is v0.5.0's FP16 rate, fitted on one v0.5.0 A100 FP16 Llama 2 70B row: later releases run "
+        "faster an element (the v0.8.0 A100 FP16 rows imply 11.3-14.1; FP8 caches on v0.6.1+ faster still), so the "
+        "figure is a lower bound on their speed. Refused for training, image models and inference.engine hf_eager",
     )
     requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
     tokens_per_second = _number(

@@ -616,7 +616,7 @@ MMHA_ELEMENTS_PER_SM_CLOCK = Assumption(
     "the v0.6.1 table's A100 FP16 70B rows -0.0% / -7.9% / -13.3%. Not for v0.6.1's FP8 cache (its pre-scaled Q "
     "and P drop a multiply an element: the H100 FP8 TP 2 2,048/2,048 row reads -28.2% at this rate) nor Falcon "
     "180B (head 64: 8 threads a key; +37.9% / +23.2% with its 128/128 row +40.5% too). The decode attention is the "
-    "longer of this and the product's one read of the cache (the MHA 7B rows, group 1, stay read-bound).",
+    "longer of this and the product's one read of the cache; at group 1 (MHA) the term is skipped, the walk being the one read (fix51m). It is v0.5.0's FP16 rate: the v0.8.0 A100 FP16 Mistral rows imply 11.3-14.1 and the Hopper FP8 ones 16.3-16.9 (aud51m), so for later releases the figure is a lower bound on speed (the speed note says so).",
 )
 CONTEXT_LAYER_FIXED_SECONDS = Assumption(
     "context_phase_fixed_seconds_per_layer",

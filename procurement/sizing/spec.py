@@ -126,7 +126,8 @@ EXPERT_PRECISIONS = ("model", "bf16", "fp16")
 # inference.decode_attention: how the serving engine's decode attention reads a grouped-KV cache
 # (decode_attention.py): shared_kv (default: each KV head's cache read once for its query heads: TensorRT-LLM's
 # XQA, FlashAttention / FlashInfer decode, vLLM's paged attention as priced so far) or per_query_head (TensorRT-LLM's
-# pre-XQA masked MHA, v0.5-v0.8 on GQA models: a thread block a query head, each walking its KV head's whole cache;
+# masked MHA where XQA is not taken: group != 8 or head != 128 through v0.9, group 8 only on v0.5-v0.7 or with XQA
+# off: a thread block a query head, each walking its KV head's whole cache;
 # decoderMaskedMultiheadAttentionLaunch.h:187 / ...Template.h:1132-1133 at release/0.5.0 6b32b407).
 DECODE_ATTENTIONS = ("shared_kv", "per_query_head")
 # The software stack a training run is stated to run on (mfu.width_ceiling): other (unstated: the width ceiling

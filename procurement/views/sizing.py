@@ -246,8 +246,11 @@ KNOB_LABELS = {
     "decode_attention": (
         "Decode attention",
         "inference: shared_kv (each KV head read once: XQA, FlashAttention, vLLM paged) / per_query_head "
-        "(TensorRT-LLM v0.5-v0.8 masked MHA on GQA models: every query head walks its KV head's cache, at 9.23 "
-        "elements an SM a clock, fitted on one v0.5.0 A100 FP16 70B row; v0.6.1+ FP8 caches run 16-28% faster)",
+        "(TensorRT-LLM masked MHA, where XQA is not taken: query heads a KV head other than 8 or head size other than "
+        "128 through v0.9, e.g. Mistral 7B; a group-8 model such as Llama 2 70B only on v0.5-v0.7 or with XQA off). "
+        "Every query head walks its KV head's cache at 9.23 elements an SM a clock, v0.5.0's FP16 rate: later "
+        "releases run faster (v0.8.0 FP16 rows imply 11.3-14.1; FP8 caches on v0.6.1+ faster still), so the figure "
+        "is a lower bound on their speed. An MHA model changes nothing",
     ),
     "bnb_version": (
         "bitsandbytes release",

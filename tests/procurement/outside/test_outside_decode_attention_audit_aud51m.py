@@ -48,7 +48,8 @@ ROWS = {
     ("mistral-7b", "fp8", L40S, 1, 120, 128, 2048): (4401, 4435.6, 4435.6),
     ("llama-2-70b", "fp16", A100, 4, 32, 2048, 2048): (185, 203.8, 141.5),
     ("llama-2-70b", "fp8", H200, 1, 64, 2048, 2048): (1461, 1604.5, 438.7),
-    ("llama-2-7b", "fp8", H200, 1, 56, 2048, 2048): (3530, 3449.5, 2430.7),
+    # per_query_head restated by fix51m: 2,430.7 -> 3,449.5 (the term skipped at group 1, the docs' MHA contract)
+    ("llama-2-7b", "fp8", H200, 1, 56, 2048, 2048): (3530, 3449.5, 3449.5),
 }
 
 
@@ -195,24 +196,17 @@ def test_trt8_h200_llama2_70b_stated_per_the_documentations_v08_range():
     assert per_gpu(*case, decode_attention=PQH) == pytest.approx(_row(case), rel=SPEED)
 
 
-# --- Case 9 (MISS, the field's MHA contract): [TRT8] H200 FP8 LLaMA 7B (MHA, 32 KV heads), batch 56, 2,048/2,048:
-# 3,530. The documentation: "an MHA model is accepted and nothing changes, one query head a KV head". It changes:
-# shared_kv 3,449.5 (-2.3%) -> per_query_head 2,430.7 (-31.1%): with group 1 the visits are one read's elements, but
-# at 9.23 an SM a clock on an FP8 cache (1 byte an element) they are slower than the H200's read.
-MHA_CONTRACT = (
-    "UNEXPLAINED (aud51m): [TRT8] (id 5675739753) H200 FP8 LLaMA 7B (MHA) TP 1, batch 56, 2,048/2,048: published "
-    "3,530 tok/s/GPU; per_query_head 2,430.7 (-31.1%), shared_kv 3,449.5 (-2.3%). docs/workload-spec.md says an MHA "
-    "model 'is accepted and nothing changes'; the engine's max(read, group x elements / rate) changes it whenever "
-    "9.23 x SMs x clock elements/s is under the read's bytes/s over bytes an element (H200 FP8: 2.23e12 elements/s "
-    "against ~4.8e12 B/s at 1 B an element). Mechanism of the miss is the FP8 per-element rate of cases 4-5 "
-    "(v0.6.1+ pre-scaled FP8 dequantization, @0268914); not sized (0%)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=MHA_CONTRACT)
+# --- Case 9 (FIXED by fix51m; was MISS, the field's MHA contract): [TRT8] H200 FP8 LLaMA 7B (MHA, 32 KV heads), batch
+# 56, 2,048/2,048: 3,530. The documentation: "an MHA model is accepted and nothing changes, one query head a KV head".
+# At aud51m it changed: shared_kv 3,449.5 (-2.3%) -> per_query_head 2,430.7 (-31.1%), the group-1 visits at 9.23 an
+# SM a clock on an FP8 cache (1 byte an element) being slower than the H200's read. fix51m skips the term at one query
+# head a KV head (decode_attention.visits_priced: the walk is the one read the product's MHA rows were priced on):
+# per_query_head 2,430.7 (-31.1%) -> 3,449.5 (-2.3%), equal to shared_kv. Strict xfail MHA_CONTRACT removed.
 def test_trt8_h200_fp8_mha_llama7b_stated_per_query_head():
     case = ("llama-2-7b", "fp8", H200, 1, 56, 2048, 2048)
-    assert per_gpu(*case, decode_attention=PQH) == pytest.approx(_row(case), rel=SPEED)
+    ours = per_gpu(*case, decode_attention=PQH)
+    assert ours == pytest.approx(_row(case), rel=SPEED)
+    assert ours == pytest.approx(per_gpu(*case), rel=1e-9)
 
 
 # --- The figures quoted above, pinned outside the strict xfails (a drift would otherwise hide inside one). -------

@@ -32,6 +32,8 @@ element) at R elements an SM a clock. R = 9.23 is set on ONE row, [TRT050] A100 
             2,048/128 +17.3% -> -7.6%; 2,048/2,048 +120.3% -> -7.7%; 128/128 +27.9% -> +15.7%.
   [TRT050] MHA Llama 7B controls (group 1, same kernel): unchanged or within 15% (H100 +3.3% / -3.4%, A100 -4.3% /
             -4.7%); they bound R from below (at R 8 the H100 2,048/2,048 control reads -13.7%).
+            fix51m: the engine now skips the term at group 1 (the field's MHA contract), so this lower bound
+            is the hand sizing's here, not the engine's (its H100 FP8 controls read +7.3% / +0.4% stated).
   [TRT061] A100 FP16 70B (same FP16 path in [MMHA061]): 1,280 128/128 +0.4% -> -7.9%; 240 128/2,048 +73.8% -> -0.0%;
             120 2,048/128 -3.4% -> -13.3%.
   [TRT061] H100 FP8 70B: over-corrected, -28.2% at 2,048/2,048 (TP 2; its other rows -16 to -27%): the v0.6.1 FP8 path is faster per
