@@ -8,7 +8,7 @@ Python every token. Launches are asynchronous, so a step takes the longer of its
 max, not a sum, the form of lora_host.py and image_model.host_excess_seconds). The host time is counted, not
 fitted: kernels a layer x layers + the loop's own kernels, each at the host's rate a kernel, which the calling harness
 sets (inference.generate_harness, host47b; GENERATE_HARNESS_HOST below): transformers' own generate (the default)
-at hf_generate_kernel_host_s (19.68 us, the median of optimum's 2023 and the Qwen2.5 page's host-bound A100 rows on the kernels of their stated transformers_release, qwen2cnt);
+at hf_generate_kernel_host_s (16.99 us, the median of optimum's 2023 and the Qwen2.5 page's host-bound A100 rows);
 auto_gptq: the host AutoGPTQ's README llama-7b fp16 A100 row measured, 31 us a kernel (eager_kernel_host_s); cause
 not shown (a stated host-rate choice, fix47h). hfeager: a kernel the layer launches through Triton's Python launcher
 (Qwen-1's flash-attn rotary, EAGER_LAYER_TRITON_LAUNCHES) costs TRITON_LAUNCH_HOST_SECONDS (62 us, published) instead.
@@ -141,30 +141,6 @@ EAGER_LAYER_KERNELS = {
     "mistral": (44.0, 4.0),
 }
 LOOP_KERNELS = 30.0
-# qwen2cnt: inference.transformers_release -> the decoder layer's kernels as that release's modeling code issues them
-# in decode at batch 1 (the releases whose wheels were read; the counts in the EAGER_LAYER_KERNELS comments above):
-# (model.eager_layer, release, inference.attn_implementation) -> (non-GEMM kernels a layer without repeat_kv, kernels a
-# token outside the layers on top of LOOP_KERNELS). repeat_kv adds 2 (k and v) where the code repeats a grouped cache
-# (repeats_kv). Linears as EAGER_LAYER_KERNELS (q / k / v apart: 4 + the MLP's). "unstated": EAGER_LAYER_KERNELS.
-#   llama 4.32.0 eager (transformers 4.32.0 modeling_llama.py: RMSNorm 8 x 2 l. 86-89; cos[position_ids] /
-#     sin[position_ids] l. 184-185 and the q / k rotation 12 (the cos / sin caches' .to(dtype) are no-ops: built in the
-#     load dtype); the past's torch.cat l. 326-327 2; matmul, / sqrt(d), + mask, softmax in fp32 (one kernel), .to(dtype),
-#     matmul (l. 336-353) 6; residual adds 2; SiLU and the gate multiply 2): 40 (fixg45's 47 with its 7 linears).
-#   llama 4.37.2 sdpa (modeling_llama.py: LlamaSdpaAttention l. 659-; gathers l. 232-233 + rotation 12; DynamicCache
-#     .update's cats 2; the mask is None at decode (_prepare_4d_causal_attention_mask_for_sdpa, query_length 1), so no
-#     .contiguous(); scaled_dot_product_attention l. 728 1; residual 2; MLP 2): 35.
-#   qwen2 4.38.2 flash_attention_2: 38 - repeat_kv's 2 = 36. qwen2 4.46.0 flash_attention_2: 35 - 2 = 33 a layer, and
-#     the model-level rotary (Qwen2Model.forward l. 871) 8 a token. mistral 4.38.2 flash_attention_2: 36;
-#     mistral 4.46.0 flash_attention_2: 43 - 2 = 41.
-RELEASE_LAYER_KERNELS = {
-    ("llama", "4.32.0", "eager"): (40.0, 0.0),
-    ("llama", "4.37.2", "sdpa"): (35.0, 0.0),
-    ("qwen2", "4.38.2", "flash_attention_2"): (36.0, 0.0),
-    ("qwen2", "4.46.0", "flash_attention_2"): (33.0, 8.0),
-    ("mistral", "4.38.2", "flash_attention_2"): (36.0, 0.0),
-    ("mistral", "4.46.0", "flash_attention_2"): (41.0, 0.0),
-}
-REPEAT_KV_KERNELS = 2.0
 # hfeager: model.eager_layer -> of its kernels, those launched through Triton's Python launcher, not a CUDA
 # extension's or ATen's C++ launch. Qwen-1's flash-attn path rotates q and k with flash-attn's apply_rotary_emb_func
 # (modeling_qwen.py @e7a368b0 apply_rotary_pos_emb), which from flash-attn v2.1.2 (942fcbf0, 2023-09-03: "[Rotary]
@@ -376,26 +352,7 @@ def kernels_per_layer(spec) -> float:
     """Kernels one decode layer issues; an exllama loop that reconstructs (EXLLAMA_RECONS_ROWS rows and up) adds
     its reconstruction kernel, one a linear."""
     non_gemm = EAGER_LAYER_KERNELS[getattr(spec.model, "eager_layer", "llama")][0]
-    release = _release_count(spec)
-    if release is not None:
-        non_gemm = release[0] + (REPEAT_KV_KERNELS if repeats_kv(spec) else 0.0)
     return non_gemm + linears_per_layer(spec) * (2.0 if exllama_reconstructs(spec) else 1.0)
-
-
-def _release_count(spec) -> tuple[float, float] | None:
-    """RELEASE_LAYER_KERNELS' entry for the stated transformers release; None where it is unstated."""
-    release = getattr(spec.inference, "transformers_release", "unstated")
-    if release == "unstated":
-        return None
-    layer = getattr(spec.model, "eager_layer", "llama")
-    return RELEASE_LAYER_KERNELS[(layer, release, getattr(spec.inference, "attn_implementation", "unstated"))]
-
-
-def loop_kernels(spec) -> float:
-    """The loop's kernels a token outside the layers: LOOP_KERNELS, + the model-level rotary of a release that
-    computes it once a model (RELEASE_LAYER_KERNELS)."""
-    release = _release_count(spec)
-    return LOOP_KERNELS + (release[1] if release is not None else 0.0)
 
 
 def kernel_host_seconds(spec) -> float:
@@ -414,7 +371,7 @@ def host_seconds_per_token(spec) -> float:
     if not applies(spec):
         return 0.0
     triton = triton_launches_per_layer(spec) * spec.model.num_layers
-    kernels = kernels_per_layer(spec) * spec.model.num_layers + loop_kernels(spec) - triton
+    kernels = kernels_per_layer(spec) * spec.model.num_layers + LOOP_KERNELS - triton
     host = kernels * kernel_host_seconds(spec) + triton * TRITON_LAUNCH_HOST_SECONDS
     return host * quant_kernel_ratio(spec)
 
@@ -477,7 +434,7 @@ def text(spec) -> str:
     per_layer = kernels_per_layer(spec)
     return (
         f"eager transformers decode (inference.engine hf_eager): {per_layer:.0f} kernels a layer x "
-        f"{spec.model.num_layers} layers + {loop_kernels(spec):.0f} of the sampling loop at "
+        f"{spec.model.num_layers} layers + {LOOP_KERNELS:.0f} of the sampling loop at "
         f"{kernel_host_seconds(spec) * 1e6:.0f} us of host time"
         + _triton_text(spec)
         + f" = {host_seconds_per_token(spec) * 1e3:.1f} ms "
@@ -487,21 +444,10 @@ def text(spec) -> str:
         + _repeat_text(spec)
         + _copy_rate_text(spec)
         + "; Qwen-1's 8,192-token rows need up to 2 times the counted passes, so this is a floor). "
-        + _layer_text(spec)
+        + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
         + "; "
         + _harness_text(spec)
         + _quant_kernel_text(spec)
-    )
-
-
-def _layer_text(spec) -> str:
-    release = getattr(spec.inference, "transformers_release", "unstated")
-    if release == "unstated":
-        return _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
-    return (
-        f"The count is transformers {release}'s {spec.model.eager_layer} decoder layer with "
-        f"{spec.inference.attn_implementation} attention (inference.transformers_release), read from that release's "
-        "modeling code"
     )
 
 

@@ -108,21 +108,6 @@ ATTN_IMPLEMENTATIONS = ("unstated", "eager", "sdpa", "flash_attention_2")
 # row measured, 31 us a kernel; cause not shown (a stated host-rate choice, fix47h; not AutoGPTQ's generate wrapper,
 # which the same-host Qwen-1 Int / BF16 pairs contradict)
 GENERATE_HARNESSES = ("transformers", "auto_gptq")
-# inference.transformers_release (qwen2cnt): the transformers release whose modeling code an hf_eager loop runs, for
-# the decoder layer's kernel count (serving_host.RELEASE_LAYER_KERNELS): unstated (serving_host.EAGER_LAYER_KERNELS,
-# today's counts) or a release whose wheel was read, for the (model.eager_layer, inference.attn_implementation) pairs
-# counted there (TRANSFORMERS_RELEASE_LAYERS); any other pair is refused, naming the field.
-TRANSFORMERS_RELEASES = ("unstated", "4.32.0", "4.37.2", "4.38.2", "4.46.0")
-TRANSFORMERS_RELEASE_LAYERS = frozenset(
-    {
-        ("llama", "4.32.0", "eager"),
-        ("llama", "4.37.2", "sdpa"),
-        ("qwen2", "4.38.2", "flash_attention_2"),
-        ("qwen2", "4.46.0", "flash_attention_2"),
-        ("mistral", "4.38.2", "flash_attention_2"),
-        ("mistral", "4.46.0", "flash_attention_2"),
-    }
-)
 # inference.expert_precision: the routed experts' weights and GEMMs apart from the model's precision (MoE models,
 # task inference): model (default: the experts at spec.precision) or a 16-bit type, for a serving engine that keeps
 # the experts 16-bit under an FP8 model (TensorRT-LLM v0.9.0's MoE plugin: moe.py weight_dtype = dtype, no FP8
@@ -359,8 +344,6 @@ class InferenceSpec:
     attn_implementation: str = "unstated"
     # whose generate drives an hf_eager loop (GENERATE_HARNESSES, serving_host.kernel_host_seconds)
     generate_harness: str = "transformers"
-    # the transformers release whose decoder layer an hf_eager loop runs (TRANSFORMERS_RELEASES, serving_host)
-    transformers_release: str = "unstated"
     # The routed experts' precision where the serving engine keeps it apart from the model's (EXPERT_PRECISIONS):
     # "model" (the experts at spec.precision) or a 16-bit type (bytes and GEMM rate; throughput.expert_split)
     expert_precision: str = "model"
@@ -1260,7 +1243,6 @@ INFERENCE_KEYS = frozenset(
         "quant_kernel",
         "attn_implementation",
         "generate_harness",
-        "transformers_release",
         "expert_precision",
         "decode_attention",
         *DEMAND_LIMITS,
@@ -1369,9 +1351,6 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         ),
         generate_harness=reader.choice(
             data, "generate_harness", "inference.generate_harness", "transformers", GENERATE_HARNESSES
-        ),
-        transformers_release=reader.choice(
-            data, "transformers_release", "inference.transformers_release", "unstated", TRANSFORMERS_RELEASES
         ),
         expert_precision=reader.choice(
             data, "expert_precision", "inference.expert_precision", "model", EXPERT_PRECISIONS
@@ -1741,24 +1720,12 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     for key, unset, what in (
         ("attn_implementation", "unstated", "names the transformers attention an eager decode loop runs"),
         ("generate_harness", "transformers", "names whose generate drives an eager decode loop"),
-        ("transformers_release", "unstated", "names the transformers release an eager decode loop's layers run"),
     ):
         if getattr(spec.inference, key) != unset and not eager_loop:
             reader.error(
                 f"inference.{key}",
                 f"{key} {what}: it needs task inference and inference.engine hf_eager "
                 f"(got {spec.task}, {spec.inference.engine})",
-            )
-    release = spec.inference.transformers_release
-    if release != "unstated" and eager_loop:
-        layer, attn = spec.model.eager_layer, spec.inference.attn_implementation
-        if (layer, release, attn) not in TRANSFORMERS_RELEASE_LAYERS:
-            counted = ", ".join(f"{a} / {r} / {b}" for a, r, b in sorted(TRANSFORMERS_RELEASE_LAYERS))
-            reader.error(
-                "inference.transformers_release",
-                f"no kernel count was read for transformers {release}'s {layer} decoder layer with "
-                f"attn_implementation {attn}; counted (model.eager_layer / release / inference.attn_implementation): "
-                f"{counted}; leave transformers_release unstated for the engine's default count",
             )
     if spec.inference.decode_attention != "shared_kv" and (
         spec.task != "inference" or spec.inference.engine == "hf_eager" or (model_known and model.is_image)

@@ -84,7 +84,6 @@ def _as_published(size: str, prompt: int, quant: str, kernel: str | None = None)
             "output_tokens": GENERATED,
             "engine": "hf_eager",
             "attn_implementation": "flash_attention_2",
-            "transformers_release": "4.38.2",
         },
     }
     if kernel:

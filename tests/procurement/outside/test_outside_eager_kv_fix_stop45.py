@@ -44,7 +44,6 @@ def _as_published(preset: str, prompt: int, gpus: int) -> float:
             "output_tokens": GENERATED,
             "engine": "hf_eager",
             "attn_implementation": "flash_attention_2",
-            "transformers_release": "4.46.0",
         },
     }
     if gpus > 1:  # device_map "auto": layers split over the GPUs

@@ -76,7 +76,6 @@ def _throughput(preset: str, prompt: int, gpus: int) -> dict:
             "output_tokens": GENERATED,
             "engine": "hf_eager",
             "attn_implementation": "flash_attention_2",
-            "transformers_release": "4.46.0",
         },
     }
     if gpus > 1:

@@ -44,7 +44,6 @@ def _report(preset: str, prompt: int) -> dict:
             "output_tokens": GENERATED,
             "engine": "hf_eager",
             "attn_implementation": "flash_attention_2",
-            "transformers_release": "4.46.0",
         },
     }
     return size_spec_document(spec, [A100], calibrate=False)["throughput"]

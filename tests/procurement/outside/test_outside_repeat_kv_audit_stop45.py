@@ -75,7 +75,6 @@ def _as_published(preset: str, prompt: int, gpus: int, *, stated: bool = True) -
     if stated:
         spec["model"]["eager_layer"] = "qwen2"
         spec["inference"]["attn_implementation"] = "flash_attention_2"
-        spec["inference"]["transformers_release"] = "4.46.0"
     if gpus > 1:  # device_map "auto": layers split over the GPUs, run one after another
         spec["parallelism"] = {"gpus": gpus, "pipeline_parallel": gpus}
     t = size_spec_document(copy.deepcopy(spec), [A100], calibrate=False)["throughput"]
