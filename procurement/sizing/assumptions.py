@@ -1685,6 +1685,10 @@ EAGER_KERNEL_HOST_SECONDS = Assumption(
 # AutoGPTQ's inference_mode + autocast generate wrapper is withdrawn: the same-host Qwen-1 Int / BF16 pairs show no
 # 1.82x, aud47h).
 # The torch / transformers release does not set the rate (test_outside_host_release_stop47.py).
+# qwen2cnt (recount, not applied; NOTES-issue26.md "### qwen2cnt"): on the layers as their runs' code issues them
+# (serving_host.EAGER_LAYER_KERNELS comments; transformers 4.32.0 Llama 47, 4.46.0 Qwen2 flash_attention_2 42 a layer
+# + 8 a token) the three fit rows read 19.35 / 20.40 / 19.68 us, median 19.68 us (+15.8%); it needs the release the
+# rows ran (no spec field states it) before it can land.
 HF_GENERATE_KERNEL_HOST_SECONDS = Assumption(
     "hf_generate_kernel_host_s",
     16.99e-6,

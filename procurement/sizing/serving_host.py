@@ -115,11 +115,29 @@ EAGER_LAYER_KERNELS = {
     #   + 5 linears = 45.
     "qwen1_no_flash": (40.0, 2.0),
     "llama": (44.0, 4.0),  # transformers 4.30 LlamaDecoderLayer: q_proj, k_proj, v_proj, o_proj
-    # transformers 4.37-4.46 Qwen2DecoderLayer: its kernels not recounted, priced as the Llama layer's (same
-    # RMSNorm, rotary, q / k / v apart, gated MLP); it differs in its KV copies (kv_cache_passes)
+    # transformers 4.37-4.46 Qwen2DecoderLayer: priced as the Llama layer's (same RMSNorm, rotary, q / k / v apart,
+    # gated MLP); it differs in its KV copies (kv_cache_passes). qwen2cnt recounted it (not applied; NOTES-issue26.md
+    # "### qwen2cnt"), decode, batch 1, BF16, flash_attention_2, grouped KV, from the PyPI wheels:
+    #   4.38.2 modeling_qwen2.py: RMSNorm 8 x 2 (l. 92-95); Qwen2FlashAttention2 position_ids[:, -1].max().item()
+    #   (l. 382: a max and a device-to-host sync) 2; cos_cached / sin_cached[:seq_len].to(dtype) (l. 130-131) 0 (the
+    #   buffers are built in the load dtype, from_pretrained's default dtype); cos[position_ids] / sin[position_ids]
+    #   gathers (l. 165-166) 2, q / k: * cos, neg, cat, * sin, add (l. 167-168) 10; DynamicCache.update's two
+    #   torch.cat (cache_utils.py l. 131) 2; repeat_kv k / v (l. 430-431) 2; flash_attn_func (l. 563 / 572) 1;
+    #   residual adds (l. 781 / 787) 2; act and gate multiply (l. 185) 2. Non-GEMM 38, + 7 linears = 45 (not 51).
+    #   4.46.0 modeling_qwen2.py: the rotary is computed once a model (Qwen2Model.forward l. 871: position_ids
+    #   .float(), matmul, cat, cos, sin, x attention_scaling x 2, .to(dtype) x 2 = 8 a token, in the loop), no gather
+    #   and no .item(): norms 16, rotary 10 (l. 206-207), cat 2 (cache_utils.py l. 447), repeat_kv 2 (l. 402-403),
+    #   flash_attn_func 1 (modeling_flash_attention_utils.py l. 297; query_length 1 skips l. 271's torch.diff),
+    #   residual 2, MLP 2: non-GEMM 35, + 7 linears = 42 a layer, + 8 a token.
+    #   Caveats: q / k / v carry a bias (addmm; one cuBLASLt launch with its bias epilogue on a CUDA >= 12.1 torch,
+    #   two, a copy and a GEMM, where the Lt path is refused); flash-attn's split-KV path adds a combine kernel.
     "qwen2": (44.0, 4.0),
     # transformers 4.38-4.46 MistralDecoderLayer: likewise priced as the Llama layer's (same norms, rotary, q / k / v
-    # apart, gated MLP), not recounted; it differs in its KV copies (REPEAT_KV)
+    # apart, gated MLP); it differs in its KV copies (REPEAT_KV). qwen2cnt recounted it (not applied), flash_attention_2:
+    #   4.38.2 modeling_mistral.py: as Qwen2's 4.38.2 (max().item() l. 377, gathers l. 160-161, repeat_kv l. 424-425):
+    #   non-GEMM 38, + 7 = 45. 4.46.0: the rotary stays in the layer (MistralFlashAttention2 l. 321,
+    #   MistralRotaryEmbedding.forward l. 97-110: .float(), matmul, cat, cos, sin, two casts = 7) and
+    #   kv_seq_len += cache_position[0] (l. 319) adds a 0-d tensor add: non-GEMM 43, + 7 = 50.
     "mistral": (44.0, 4.0),
 }
 LOOP_KERNELS = 30.0
