@@ -578,6 +578,9 @@ def memory_notes(spec) -> list[str]:
     dense = dense_detector_peak_note(spec)
     if dense:
         return [dense]
+    unstated = unstated_density_note(spec)
+    if unstated:
+        return [unstated]
     if spec.is_training and is_rtdetr(spec):
         return [
             "RT-DETR training (enabled at stop 47): the kept tensors are counted from its shapes at the largest "
@@ -598,6 +601,23 @@ def memory_notes(spec) -> list[str]:
             "copy the attention-times-values matmul takes, 6 bytes a score element"
         )
     return notes
+
+
+def unstated_density_note(spec) -> str | None:
+    """Say what the unstated image.max_objects_per_image assumes in a YOLO training answer: COCO's densest
+    image (DETECTOR_MAX_OBJECTS), whose assigner slots are held for every anchor of the batch, and how much
+    of the memory that is against a one-object-an-image set (aud51i: a 25-image sparse set read +17.7%).
+    The default is not changed: no source gives a small dataset's density. None where it is stated."""
+    if not is_yolo(spec) or not spec.is_training or spec.image.max_objects_per_image is not None:
+        return None
+    objects = DETECTOR_MAX_OBJECTS.value
+    slots = spec.micro_batch_size * detector_anchors(resolution(spec)) * DETECTOR_ASSIGNER_BYTES.value
+    return (
+        f"the densest training image is not stated (image.max_objects_per_image), so the loss's assigner is "
+        f"sized for COCO's, {objects:.0f} objects ({DETECTOR_MAX_OBJECTS.key}): "
+        f"{slots * (objects - 1) / 2**30:.2f} GiB of this memory more than a dataset of one object an image "
+        "needs. A sparse dataset (a few objects an image) reads high; state its densest label file's count"
+    )
 
 
 def detector_anchors(side: int) -> float:
@@ -852,11 +872,15 @@ def _pass_factor(spec) -> float:
 
 
 def training_flops_per_image(spec) -> float:
-    """FLOPs per instance image of a training step (class images of prior preservation included)."""
+    """FLOPs per instance image of a training step (class images of prior preservation included). Under
+    torchao float8 (torchao_float8_linears) the frozen linears' weight gradients are computed as well."""
     slug, side = spec.model.image_arch.slug, resolution(spec)
-    flops = 2.0 * spec_network_cost(spec).macs * _pass_factor(spec)
+    cost = spec_network_cost(spec)
+    flops = 2.0 * cost.macs * _pass_factor(spec)
     if spec.uses_adapters:
         flops += 6.0 * lora_params(spec)
+        if torchao_float8_linears(spec):  # the frozen weights' grad_weight matmuls (see below)
+            flops += 2.0 * (cost.macs - cost.attention_macs)
     autoencoder = vae(spec)
     if image_preset(slug)["family"] == "diffusion" and not spec.image.cache_latents and autoencoder:
         flops += 2.0 * vae_encoder_macs(autoencoder, side)  # a preset without a sized VAE (video): left out
@@ -2088,6 +2112,11 @@ def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_
         encoders = trained_text_encoder_forward_kernels(spec) * passes
         host += (lora_training_kernels(spec) + encoders) * EAGER_KERNEL_HOST_SECONDS.value
         host += optimizer_host_seconds(spec)
+    float8 = torchao_float8_training_kernels(spec)
+    if (
+        float8
+    ):  # a DiT (no count of its own kernels): torchao's casts and its adapters' kernels, a lower bound
+        host += (float8 + lora_training_kernels(spec)) * EAGER_KERNEL_HOST_SECONDS.value
     host = max(0.0, host - float(gpu))
     return (traffic_seconds + host) / spec.micro_batch_size
 
@@ -2175,6 +2204,46 @@ def trained_text_encoder_forward_kernels(spec) -> float:
         return 0.0
     names = image_preset(spec.model.image_arch.slug).get("text_encoders", [])
     return sum(component(n)["layers"] * TEXT_ENCODER_LAYER_KERNELS.get(n, 0.0) for n in names)
+
+
+# Kernels one torchao Float8Linear adds to an eager training step beyond the 16-bit nn.Linear it replaces,
+# counted from pytorch/ao v0.11.0 (f34b473e, May 2025, the release at the flux-qlora blog's run; v0.12.0 the
+# same), dynamic tensorwise scaling (Float8LinearConfig's default). One cast, hp_tensor_to_float8_dynamic: 10
+# (float8_utils.tensor_to_amax: abs, max; amax_to_scale: to(float64), clamp, finfo.max / amax, to(float32);
+# float8_tensor._ToFloat8ConstrFunc: to(float32), * scale, to_fp8_saturated's clamp and to(float8)). One
+# float8 mm (float8_ops.addmm_float8_unwrapped): two scale reciprocals and torch._scaled_mm, 3. Forward
+# (Float8Linear.forward): the weight's and the input's casts, the mm, the bias added apart = 24, less the
+# 16-bit addmm = 23. Backward (matmul_with_hp_or_float8_args.backward): grad_output cast, the fp8 weight made
+# column-major (preprocess_addmm's b.t().contiguous().t()) and the grad_input mm (10 + 1 + 3); grad_output
+# and the saved 16-bit input cast again for grad_weight, both made contiguous, and the grad_weight mm
+# (10 + 10 + 2 + 3) = 39, less the 16-bit grad_input mm = 38. The backward computes grad_weight whatever
+# the weight's requires_grad (no ctx.needs_input_grad check), so a frozen base layer under LoRA pays it:
+# training_flops_per_image adds its FLOPs. Counted, not fitted.
+TORCHAO_FLOAT8_FORWARD_KERNELS = 23.0
+TORCHAO_FLOAT8_BACKWARD_KERNELS = 38.0
+
+
+def torchao_float8_linears(spec) -> float:
+    """The linears torchao's convert_to_float8_training swaps for Float8Linear in an eager DiT training
+    step (precision fp8, fp8_recipe torchao, not image.fused_kernels): every block linear (the DiT's GEMMs
+    less one attention a block) and the embedders, less proj_out, which the diffusers-torchao recipe's
+    module_filter_fn leaves in 16 bits (sayakpaul/diffusers-torchao training/README.md). 0 elsewhere."""
+    if not (spec.is_training and spec.precision == "fp8" and spec.fp8_recipe == "torchao"):
+        return 0.0
+    if spec.image.fused_kernels or image_preset(spec.model.image_arch.slug)["family"] != "diffusion":
+        return 0.0
+    cost = spec_network_cost(spec)
+    if cost.unit_marks:  # UNets: their convolutions are not linears; not counted
+        return 0.0
+    return max(0.0, cost.gemm_kernels - cost.blocks - 1.0)
+
+
+def torchao_float8_training_kernels(spec) -> float:
+    """Host kernels torchao float8 adds to an eager training step: torchao_float8_linears x (the forward's
+    TORCHAO_FLOAT8_FORWARD_KERNELS, twice under full recomputation, + TORCHAO_FLOAT8_BACKWARD_KERNELS)."""
+    replays = 2.0 if spec.gradient_checkpointing == "full" else 1.0
+    per_linear = TORCHAO_FLOAT8_FORWARD_KERNELS * replays + TORCHAO_FLOAT8_BACKWARD_KERNELS
+    return torchao_float8_linears(spec) * per_linear
 
 
 def lora_training_kernels(spec) -> float:
