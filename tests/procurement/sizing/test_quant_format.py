@@ -103,7 +103,8 @@ def test_the_default_is_unstated_and_today_exactly():
 def test_it_prices_each_format_by_its_bits(fmt, group, bits):
     extra = {"quant_group_size": group} if group else {}
     if fmt == "mxfp4":
-        assert expert_weight_bytes(parse_workload_spec(_doc(model=GPT_OSS_120B, quant_format=fmt))) == bits / 8
+        mxfp4 = parse_workload_spec(_doc(model=GPT_OSS_120B, quant_format=fmt))
+        assert expert_weight_bytes(mxfp4) == bits / 8
         return
     assert block_linear_bytes(parse_workload_spec(_doc(quant_format=fmt, **extra))) == bits / 8
 
@@ -226,7 +227,8 @@ def test_mxfp4_weights_per_rank_by_hand(bundled_catalog, gpu, tp):
     hidden, intermediate = PADDED[gpu, tp]
     expected = (36 * 128 * 3 * hidden * intermediate * 4.25 / 8 + OSS_REST * 2 / tp) / GIB
     row = candidate(_oss_at(tp), gpu)
-    assert row["memory"]["weights_gib"] == pytest.approx(expected, abs=0.0006)  # the report rounds to 3 places
+    # the report rounds to 3 places
+    assert row["memory"]["weights_gib"] == pytest.approx(expected, abs=0.0006)
 
 
 @pytest.mark.django_db
