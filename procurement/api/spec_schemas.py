@@ -397,8 +397,10 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "task inference with weight_quantization int4: the checkpoint's format. unstated (default: 4.25 bits a "
         "weight and 128-wide groups in the tensor-parallel check), gptq or awq (4 bits, an fp16 scale and a packed "
         "4-bit zero point a group: 4 + 20 / group bits, 4.156 at group 128; each rank's MLP slice holds whole groups, "
-        "vLLM gptq.py / awq.py) or mxfp4 (gpt-oss: one 8-bit scale a block of 32, 4.25 bits; vLLM splits the blocks "
-        "unevenly and pads, so no tensor-parallel degree is refused for them)",
+        "vLLM gptq.py / awq.py) or mxfp4 (gpt-oss: the routed experts only, one 8-bit scale a block of 32, 4.25 bits, "
+        "attention and the rest bf16; mixture-of-experts models only; each card's MoE backend pads the experts per "
+        "tensor-parallel rank: B200 / GB200 256, Ampere / Ada 256 and 128, Hopper 64; no tensor-parallel degree is "
+        "refused for the blocks)",
     )
     quant_group_size = serializers.IntegerField(
         required=False,

@@ -33,6 +33,7 @@ from procurement.sizing.assumptions import (
     GPUS_PER_NODE,
     TIGHT_UTILIZATION,
 )
+from procurement.sizing.bytes_model import is_mxfp4
 from procurement.sizing.compatibility import stated_expert_precision
 from procurement.sizing.compute_peak import expert_rate_inputs, power_bound_tflops, spec_peak_tflops
 from procurement.sizing.decode_attention import sm_clock_hz
@@ -45,6 +46,7 @@ from procurement.sizing.mfu import (
     output_copy_gemm_efficiency,
     recompute_time_share,
 )
+from procurement.sizing.mxfp4_padding import kind_multiples
 
 
 @dataclass(frozen=True)
@@ -328,11 +330,16 @@ def _memory_on(grid: ShapeGrid, spec: WorkloadSpec, flash: bool) -> dict[str, np
     """``_memory`` on the (contract) grid's plan arrays, once per distinct spec shape."""
     pipeline = np.broadcast_to(np.asarray(grid_pipeline(spec, grid), dtype=float), np.shape(grid.total))
     arrays = (grid.total, grid.zero, grid.tensor_parallel, pipeline)
-    key = ("memory", spec_key(spec), arrays_key(*arrays), flash)
-    return memoized(grid.memo, key, lambda: _memory(spec, *arrays, flash))
+    # the card matters to memory only through an MXFP4 checkpoint's backend padding (sizing.mxfp4_padding)
+    multiples = kind_multiples(grid.kind_gpus, grid.kind) if is_mxfp4(spec) else None
+    padding_key = arrays_key(*multiples) if multiples is not None else None
+    key = ("memory", spec_key(spec), arrays_key(*arrays), flash, padding_key)
+    return memoized(grid.memo, key, lambda: _memory(spec, *arrays, flash, multiples))
 
 
-def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, pipeline, flash) -> dict[str, np.ndarray]:
+def _memory(
+    spec: WorkloadSpec, total, zero, tensor_parallel, pipeline, flash, mxfp4_multiples=None
+) -> dict[str, np.ndarray]:
     offload = spec.parallelism.offload
     table = {}
     for key, use_offload in (("plain", "none"), ("offload", offload)):
@@ -344,6 +351,7 @@ def _memory(spec: WorkloadSpec, total, zero, tensor_parallel, pipeline, flash) -
             pipeline_parallel=pipeline,
             offload=use_offload,
             flash_attention=flash,
+            mxfp4_multiples=mxfp4_multiples,
         )
     # offload runs with ZeRO at any stage (DeepSpeed offloads the optimizer at stages 1-3; the parser refuses it
     # at stage 0 and parameter offload below stage 3): the stated stage or the ZeRO-3 plan, as `size` sizes it

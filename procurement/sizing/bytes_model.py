@@ -99,12 +99,29 @@ def is_nvfp4(spec: WorkloadSpec) -> bool:
     return spec.precision == "fp4" and spec.weight_quantization == "none" and spec.model.image_arch is None
 
 
+def is_mxfp4(spec: WorkloadSpec) -> bool:
+    """inference.quant_format mxfp4: only the routed experts are MXFP4, every other linear 16-bit (the note below)."""
+    return spec.weight_quantization == "int4" and spec.inference.quant_format == "mxfp4"
+
+
+# An MXFP4 checkpoint quantizes its routed experts only: gpt-oss's config.json quantization_config
+# "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]
+# (openai/gpt-oss-120b and -20b config.json), and vLLM serves every linear but the FusedMoE experts unquantized
+# (vllm-project/vllm @afdb4a4f vllm/model_executor/layers/quantization/mxfp4.py Mxfp4Config.get_quant_method:
+# UnquantizedLinearMethod for an ignored layer, "Mxfp4 linear layer is not implemented" for any other linear; only
+# FusedMoE gets Mxfp4MoEMethod). So block_linear_bytes is the 16-bit dtype and expert_weight_bytes the format's
+# 4.25 bits; a dense model stated mxfp4 is refused (spec._check_quant_format): no such checkpoint loads.
+
+
 def block_linear_bytes(spec: WorkloadSpec) -> float:
     """Bytes per weight of the block linears: a quantized format, fp8 storage, or the compute dtype. NF4 at 4.5 bits
     where a language model's quantization.nf4_double_quant is false (a float32 absmax per 64 weights, QLoRA paper
-    section 2: 32 / 64 = 0.5 bits of constants a weight, 0.127 with double quantization)."""
+    section 2: 32 / 64 = 0.5 bits of constants a weight, 0.127 with double quantization). MXFP4: 16-bit (attention
+    and router stay unconverted; the experts' bytes are expert_weight_bytes')."""
     if spec.weight_quantization == "nf4" and not spec.quantization.nf4_double_quant:
         return NF4_SINGLE_QUANT_BITS.value / 8
+    if is_mxfp4(spec):
+        return embedding_bytes(spec)
     if spec.weight_quantization == "int4":
         return int4_bits_per_weight(spec) / 8
     if spec.weight_quantization != "none":
@@ -134,10 +151,15 @@ def routed_expert_params(model: ModelSpec) -> float:
 def expert_weight_bytes(spec: WorkloadSpec) -> float | None:
     """Bytes a routed expert weight where ``inference.expert_precision`` states the experts' precision apart from
     the model's (2 for bf16 / fp16: TensorRT-LLM v0.9.0's MoE plugin under an FP8 model, moe.py `weight_dtype =
-    dtype`); None where the experts are at the model's precision (the default)."""
-    if not spec.model.is_moe or spec.inference.expert_precision == "model":
+    dtype`); the format's bits / 8 under inference.quant_format mxfp4 (the MXFP4 note above block_linear_bytes:
+    only the experts are MXFP4, 4.25 bits); None where the experts are at the model's precision (the default)."""
+    if not spec.model.is_moe:
         return None
-    return DTYPE_BYTES[spec.inference.expert_precision]
+    if spec.inference.expert_precision != "model":
+        return DTYPE_BYTES[spec.inference.expert_precision]
+    if is_mxfp4(spec):
+        return int4_bits_per_weight(spec) / 8
+    return None
 
 
 def weights_bytes(spec: WorkloadSpec) -> float:

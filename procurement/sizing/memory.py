@@ -42,12 +42,16 @@ from procurement.sizing.bytes_model import (
     adamw_for_loop_temporary_params,
     adamw_step_temporary_states,
     compute_bytes,
+    expert_weight_bytes,
+    is_mxfp4,
     op_level_saved_bytes_per_token,
     op_level_saved_matmuls,
+    routed_expert_params,
     saved_module_peak_bytes,
     state_bytes,
 )
 from procurement.sizing.expert_layout import expert_groups_tile, routed_expert_divisor
+from procurement.sizing.mxfp4_padding import mxfp4_padded_expert_factor
 from procurement.sizing.params import cached_tokens, kv_elems_per_token, routed_expert_fraction
 from procurement.sizing.pipeline_split import (
     heaviest_stage_layer_batches,
@@ -83,8 +87,11 @@ def memory_breakdown_gib(
     pipeline_parallel=None,
     offload: str | None = None,
     flash_attention: bool | None = None,
+    mxfp4_multiples=None,
 ) -> dict[str, np.ndarray]:
-    """Per-GPU memory for each plan; None arguments take the spec's values. Arrays broadcast together."""
+    """Per-GPU memory for each plan; None arguments take the spec's values. Arrays broadcast together.
+    ``mxfp4_multiples``: (hidden, intermediate) multiples per row of the card's MXFP4 MoE backend
+    (mxfp4_padding.mxfp4_backend_multiples), read under inference.quant_format mxfp4; None: no card, no padding."""
     spec = at_longest_sequence(spec)
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
@@ -103,7 +110,7 @@ def memory_breakdown_gib(
     elif spec.is_training:
         parts = _training_bytes(spec, state_bytes(spec), dp, zero, tp, pp, offload, flash)
     else:
-        parts = _inference_bytes(spec, state_bytes(spec), dp, tp, pp)
+        parts = _inference_bytes(spec, state_bytes(spec), dp, tp, pp, mxfp4_multiples)
     return _finish(spec, parts, gpus)
 
 
@@ -408,10 +415,10 @@ def _stage_param_share(spec, pp) -> np.ndarray:
     )
 
 
-def _inference_bytes(spec, state: StateBytes, dp, tp, pp) -> dict[str, np.ndarray]:
+def _inference_bytes(spec, state: StateBytes, dp, tp, pp, mxfp4_multiples=None) -> dict[str, np.ndarray]:
     model = spec.model
     inference = spec.inference
-    weights = state.weight_bytes / (tp * pp) + 0 * dp
+    weights = (state.weight_bytes + _mxfp4_padding_bytes(spec, tp, mxfp4_multiples)) / (tp * pp) + 0 * dp
     kv_per_token = kv_elems_per_token(model) * DTYPE_BYTES[inference.kv_cache_dtype]
     if model.kv_elems_per_token_per_layer:
         kv_split = 1.0 / pp  # MLA latent cache is replicated across tensor-parallel ranks
@@ -427,6 +434,15 @@ def _inference_bytes(spec, state: StateBytes, dp, tp, pp) -> dict[str, np.ndarra
         "kv_cache": kv_cache + 0 * weights,
         "host_offload": np.zeros_like(weights),
     }
+
+
+def _mxfp4_padding_bytes(spec, tp, multiples) -> np.ndarray:
+    """Whole-model bytes the MXFP4 backend's padding adds to the routed experts (mxfp4_padding), spread over the
+    ranks like the rest: the experts' bytes x (the padded factor - 1); 0 without mxfp4 or a card."""
+    if multiples is None or not is_mxfp4(spec) or not spec.model.is_moe:
+        return np.zeros_like(np.asarray(tp, dtype=float))
+    experts = routed_expert_params(spec.model) * (expert_weight_bytes(spec) or 0.0)
+    return experts * (mxfp4_padded_expert_factor(spec, tp, multiples) - 1.0)
 
 
 def _inference_activation_bytes(spec, tp) -> np.ndarray:

@@ -16,7 +16,7 @@ from procurement.sizing import bnb_memory, image, image_model, qlora_dequant
 from procurement.sizing.accelerators import effective_speed, rentable_alone_slug, speed_ratio
 from procurement.sizing.accuracy import workload_accuracy
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
-from procurement.sizing.bytes_model import memory_assumptions, sliding_window_notes, state_bytes
+from procurement.sizing.bytes_model import is_mxfp4, memory_assumptions, sliding_window_notes, state_bytes
 from procurement.sizing.communication_text import communication_phrase, communication_warns
 from procurement.sizing.compatibility import Compatibility, check_gpu, long_training_warning, precision_fix
 from procurement.sizing.compute_peak import expert_rate_inputs, power_bound_tflops, spec_peak_tflops
@@ -45,6 +45,7 @@ from procurement.sizing.mfu import (
     output_copy_gemm_efficiency,
     recompute_time_share,
 )
+from procurement.sizing.mxfp4_padding import mxfp4_backend_multiples
 from procurement.sizing.params import ACTIVE_PARAMS_CONVENTION, active_params, stated_active_params_warning
 from procurement.sizing.spec import ParallelismSpec, WorkloadSpec
 from procurement.sizing.throughput import inference_throughput, training_throughput
@@ -93,7 +94,9 @@ def candidate_plan(spec: WorkloadSpec, gpu_count: int) -> ParallelismSpec:
     return ParallelismSpec(gpus=gpu_count, tensor_parallel=tp, pipeline_parallel=pp, offload="none")
 
 
-def _memory_table(spec: WorkloadSpec, plans: list[ParallelismSpec], flash: bool) -> dict[str, np.ndarray]:
+def _memory_table(
+    spec: WorkloadSpec, plans: list[ParallelismSpec], flash: bool, mxfp4_multiples=None
+) -> dict[str, np.ndarray]:
     return memory_breakdown_gib(
         spec,
         np.array([plan.gpus for plan in plans], dtype=float),
@@ -101,6 +104,7 @@ def _memory_table(spec: WorkloadSpec, plans: list[ParallelismSpec], flash: bool)
         tensor_parallel=np.array([plan.tensor_parallel for plan in plans], dtype=float),
         pipeline_parallel=np.array([plan.pipeline_parallel for plan in plans], dtype=float),
         flash_attention=flash,
+        mxfp4_multiples=mxfp4_multiples,
     )
 
 
@@ -476,22 +480,25 @@ def size_candidates(
     calibration: Calibration | None = None,
 ) -> list[dict]:
     plans = [candidate_plan(spec, int(count)) for count in gpu_counts]
-    tables = {spec.flash_attention: _memory_table(spec, plans, spec.flash_attention)}
-    memory_rows = {
-        flash: [_memory_dict(table, i) for i in range(len(plans))] for flash, table in tables.items()
-    }
+    memory_rows: dict[tuple, list[dict]] = {}
+
+    def memory_rows_on(flash: bool, gpu: GpuSpec) -> list[dict]:
+        # the card matters to memory only through an MXFP4 checkpoint's backend padding (mxfp4_padding)
+        multiples = mxfp4_backend_multiples(gpu) if is_mxfp4(spec) else None
+        if (flash, multiples) not in memory_rows:
+            table = _memory_table(spec, plans, flash, multiples)
+            memory_rows[flash, multiples] = [_memory_dict(table, i) for i in range(len(plans))]
+        return memory_rows[flash, multiples]
+
     rows = _throughput_rows(spec, gpus, plans, calibration)
     throughputs = _throughput_dicts(spec, rows, len(gpus) * len(plans))
     candidates = []
     for gpu_index, gpu in enumerate(gpus):
         for position, plan in enumerate(plans):
             compat = check_gpu(spec, gpu, plan)
-            flash = compat.flash_attention
-            if flash not in memory_rows:
-                table = _memory_table(spec, plans, flash)
-                memory_rows[flash] = [_memory_dict(table, i) for i in range(len(plans))]
             memory = _calibrated_memory(
-                dict(memory_rows[flash][position]), memory_factor(spec, gpu, calibration)
+                dict(memory_rows_on(compat.flash_attention, gpu)[position]),
+                memory_factor(spec, gpu, calibration),
             )
             throughput = throughputs[gpu_index * len(plans) + position]
             if compat.errors or throughput_missing(gpu, spec):

@@ -98,7 +98,8 @@ QUANT_KERNELS = ("unstated", "exllama", "marlin")
 # unstated (int4_bits_per_param, 4.25 bits, and 128-wide groups in the TP gate: the behaviour before the field),
 # gptq / awq (4-bit weights, an fp16 scale and a packed 4-bit zero point per group of input channels: vLLM v0.6.3
 # gptq.py / awq.py create_weights allocate qweight, qzeros and scales, 4 + (16 + 4) / group bits) or mxfp4 (OCP
-# microscaling: E2M1 values, one E8M0 scale per 32, 4 + 8 / 32 bits: gpt-oss's experts)
+# microscaling: E2M1 values, one E8M0 scale per 32, 4 + 8 / 32 bits: gpt-oss's routed experts only, the other
+# linears 16-bit; refused on a dense model: bytes_model's MXFP4 note)
 QUANT_FORMATS = ("unstated", "gptq", "awq", "mxfp4")
 # inference.quant_group_size: the format's own (AutoGPTQ's and AutoAWQ's default group_size / q_group_size 128;
 # MXFP4's block is fixed at 32 by the OCP MX spec); -1: one scale per output channel (GPTQ's group_size -1)
@@ -1778,6 +1779,12 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             f"{spec.inference.engine})",
         )
     _check_quant_format(reader, spec)
+    if spec.inference.quant_format == "mxfp4" and model_known and not model.is_moe:
+        reader.error(
+            "inference.quant_format",
+            "mxfp4 quantizes a mixture-of-experts model's routed experts only (gpt-oss keeps attention, router, "
+            "embeddings and lm_head in bf16, and vLLM has no MXFP4 dense linear): this model has no experts",
+        )
     # Fields that only an eager transformers decode loop reads: stated elsewhere they would silently do nothing.
     eager_loop = spec.task == "inference" and spec.inference.engine == "hf_eager"
     for key, unset, what in (

@@ -89,7 +89,9 @@ from procurement.sizing.bytes_model import (
     adapter_params,
     embedding_bytes,
     expert_weight_bytes,
+    is_mxfp4,
     op_level_recomputed_matmuls,
+    routed_expert_params,
     saved_module_bytes,
     selective_modules,
     state_bytes,
@@ -1091,11 +1093,14 @@ def sixteen_bit_read_bytes(spec: WorkloadSpec) -> float:
     norms and biases (bytes_model.weights_bytes), the input table left out (a row lookup). vLLM keeps an AWQ / GPTQ
     checkpoint's lm_head unquantized (AWQMarlinConfig / GPTQConfig lm_head_quantized False: ParallelLMHead gets
     UnquantizedEmbeddingMethod, a 16-bit GEMV), so these read at the 16-bit rate, not the kernel's. 0 for 16-bit
-    models (nothing is divided). Qwen2.5-7B: 152,064 x 3,584 x 2 = 1.09 GB of lm_head."""
+    models (nothing is divided). Qwen2.5-7B: 152,064 x 3,584 x 2 = 1.09 GB of lm_head. Under inference.quant_format
+    mxfp4 the attention and router linears too (bytes_model.is_mxfp4: only the routed experts are MXFP4)."""
     if spec.weight_quantization == "none":
         return 0.0
     model = spec.model
     others = model.params - counts.quantizable_params(model) - counts.input_lookup_params(model)
+    if is_mxfp4(spec):
+        others += counts.quantizable_params(model) - routed_expert_params(model)
     return float(others) * embedding_bytes(spec)
 
 

@@ -213,8 +213,8 @@ KNOB_LABELS = {
     "quant_format": (
         "int4 checkpoint format",
         "int4 weights, inference: unstated (4.25 bits, groups of 128 in the TP check) / gptq or awq (an fp16 scale "
-        "and a 4-bit zero a group: 4.156 bits at 128; each TP rank holds whole groups) / mxfp4 (gpt-oss: an 8-bit "
-        "scale a block of 32, 4.25 bits; no TP degree refused for its blocks)",
+        "and a 4-bit zero a group: 4.156 bits at 128; each TP rank holds whole groups) / mxfp4 (gpt-oss, MoE only: "
+        "the experts at 4.25 bits, padded per TP rank by the card's MoE backend, the rest bf16)",
     ),
     "quant_group_size": (
         "int4 group size",

@@ -105,26 +105,14 @@ def test_tbl7_llama2_7b_chat_gptq_main_with_the_format_unstated(bundled_catalog)
     assert got == pytest.approx(3.90, rel=0.10)
 
 
-V24154_REASON = (
-    "EXPLAINED (aud51f): [V24154] vLLM on GB200 logs gpt-oss-20b / 120b MXFP4 weights at 14.1693 / 68.7019 GiB; ours "
-    "11.929 / 59.368 GiB (-15.8% / -13.6%). (a) Two mechanisms of the run, both cited: [VMX] Mxfp4MoEMethod."
-    "create_weights pads each expert's hidden and intermediate widths to a multiple of 256 on the SM100 FlashInfer "
-    "TRT-LLM MoE backends (2,880 -> 3,072 both: x1.1378 the expert bytes); and gpt-oss's config.json "
-    "quantization_config modules_to_not_convert = self_attn, mlp.router, embed_tokens, lm_head (openai/gpt-oss-120b "
-    "config.json, quoted in stored id 5791007744): attention stays bf16, where qfmt prices every linear at 4.25 bits. "
-    "(b) By hand: experts L x E x 3 x 2,880^2 at 4.25 bits = 9.455 / 56.731 GiB, padded 10.758 / 64.547 (+1.303 / "
-    "+7.816); attention 26.5M a layer at 2 - 0.531 bytes more = +0.871 / +1.307 GiB: 2.174 of the 2.240 GiB gap "
-    "(97%) and 9.123 of 9.334 (98%); hand totals 14.10 / 68.48 GiB (-0.5% / -0.3%). (c) Sibling: each model's row "
-    "checks the other (expert share 0.75 vs 0.94 of the weights, both sized); a run without the 256 padding (the "
-    "Hugging Face checkpoint, 60.8 GiB for 120b, test_outside_recommendations_x26e.py) reads 60.67 GiB by the same "
-    "hand count (attention bf16, no pad), -0.2%. Field: the padding is the MoE backend's (Blackwell TRT-LLM 256/256, "
-    "Marlin on sm80 hidden 256 / intermediate 128, Hopper triton intermediate 64 only), so it needs the card plus the "
-    "serving engine's MXFP4 backend; the attention half needs no field (the format's own exclusions)."
-)
-
-
+# FIXED (fix51f), was a strict xfail EXPLAINED (aud51f): ours 11.929 / 59.368 GiB (-15.8% / -13.6%) -> 14.106 / 68.510
+# GiB (-0.4% / -0.3%), aud51f's hand totals 14.10 / 68.48. Two mechanisms of the run, now priced at their root:
+# (1) gpt-oss's config.json quantization_config modules_to_not_convert (self_attn, mlp.router, embed_tokens,
+#     lm_head): only the routed experts are MXFP4 (bytes_model.is_mxfp4: attention 16-bit, experts 4.25 bits);
+# (2) [VMX] Mxfp4MoEMethod.create_weights (vllm-project/vllm @afdb4a4f) on GB200 (capability 10.0,
+#     SM100_FI_MXFP4_BF16): hidden and per-rank intermediate rounded up to 256, 2,880 -> 3,072 both, x1.1378 the
+#     expert bytes (sizing/mxfp4_padding.py).
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=V24154_REASON)
 @pytest.mark.parametrize("model, published_gib", [(GPT_OSS_20B, 14.1693), (GPT_OSS_120B, 68.7019)])
 def test_v24154_gpt_oss_mxfp4_weights_on_gb200(bundled_catalog, model, published_gib):
     spec = _serve(model, precision="bf16", quant_format="mxfp4")

@@ -9,6 +9,11 @@ Sources of the numbers checked here:
     = cdiv(intermediate_size // 32, tp_size); mxfp4.py Mxfp4MoEMethod.create_weights pads each rank's slice up to a
     multiple of 64 "to hold non-uniform sharded tensor": no TP degree is refused for the MXFP4 blocks.
   gpt-oss-120b config: intermediate_size 2,880 (tests/procurement/outside/test_outside_recommendations_x26e.py).
+  fix51f: gpt-oss's config.json quantization_config modules_to_not_convert (self_attn, mlp.router, embed_tokens,
+    lm_head): only the routed experts are MXFP4; vllm-project/vllm @afdb4a4f vllm/model_executor/layers/quantization/
+    mxfp4.py Mxfp4Config.get_quant_method ("Mxfp4 linear layer is not implemented") and Mxfp4MoEMethod.create_weights:
+    hidden and intermediate_size_per_partition rounded up to 256 / 256 (SM100 FlashInfer TRT-LLM), 256 / 128
+    (Marlin, capability < 9) or - / 64 (Triton, Hopper).
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ import pytest
 from procurement.ranking.splits import tensor_parallel_splits_mlp
 from procurement.sizing import WorkloadSpecError, parse_workload_spec, throughput
 from procurement.sizing import params as counts
-from procurement.sizing.bytes_model import block_linear_bytes, weights_bytes
-from tests.procurement.outside.test_outside_recommendations_x26b import describe, ranked
+from procurement.sizing.assumptions import INT4_DECODE_EFFICIENCY
+from procurement.sizing.bytes_model import block_linear_bytes, expert_weight_bytes, weights_bytes
+from tests.procurement.outside.test_outside_recommendations_x26b import candidate, describe, ranked
 from tests.procurement.outside.test_outside_recommendations_x26e import GPT_OSS_120B, GPT_OSS_SERVE
 
 
@@ -88,11 +94,18 @@ def test_the_default_is_unstated_and_today_exactly():
         ("gptq", 32, 4 + (16 + 4) / 32),  # 4.625
         ("awq", 64, 4 + (16 + 4) / 64),  # 4.3125
         ("gptq", -1, 4.0),  # one scale a row of 3,584+ weights: under 0.006 bits, left out
-        ("mxfp4", None, 4 + 8 / 32),  # 4.25: one E8M0 scale a block of 32
+        # 4.25: one E8M0 scale a block of 32. Restated (fix51f): was block_linear_bytes on qwen2.5-7b (dense) ->
+        # the routed experts' bytes on gpt-oss-120b (expert_weight_bytes): a dense model is now refused under mxfp4
+        # and the other linears are 16-bit (test_mxfp4_prices_only_the_routed_experts)
+        ("mxfp4", None, 4 + 8 / 32),
     ],
 )
 def test_it_prices_each_format_by_its_bits(fmt, group, bits):
     extra = {"quant_group_size": group} if group else {}
+    if fmt == "mxfp4":
+        mxfp4 = parse_workload_spec(_doc(model=GPT_OSS_120B, quant_format=fmt))
+        assert expert_weight_bytes(mxfp4) == bits / 8
+        return
     assert block_linear_bytes(parse_workload_spec(_doc(quant_format=fmt, **extra))) == bits / 8
 
 
@@ -148,3 +161,84 @@ def test_gpt_oss_120b_mxfp4_at_tp_2_ranks(bundled_catalog):
     rows = ranked(mxfp4, top=3)
     assert rows, "no row for gpt-oss-120b MXFP4 at TP 2"
     assert all(r["gpus"] == 2 and r["plan"]["tensor_parallel"] == 2 for r in rows), describe(rows)
+
+
+# --- fix51f: MXFP4 prices the experts only, padded by the card's MoE backend per TP rank ----------------------------
+# gpt-oss-120b by hand: routed experts 36 layers x 128 x 3 x 2,880 x 2,880 = 114,661,785,600; the rest 2,127,447,360
+# = attention 36 x (2,880 x 4,096 + 2 x 2,880 x 512 + 4,096 x 2,880) = 955,514,880 + embedding and lm_head
+# 2 x 201,088 x 2,880 = 1,158,266,880 + router 36 x 2,880 x 128 = 13,271,040 + norms 210,240 + qkv biases 184,320.
+OSS_EXPERTS = 36 * 128 * 3 * 2880 * 2880
+OSS_REST = 955_514_880 + 1_158_266_880 + 13_271_040 + 210_240 + 184_320
+GIB = 2**30
+
+
+def test_it_refuses_mxfp4_on_a_dense_model():
+    """No dense MXFP4 checkpoint loads in vLLM (Mxfp4Config: 'Mxfp4 linear layer is not implemented')."""
+    assert "no experts" in _errors(_doc(quant_format="mxfp4"))["inference.quant_format"]
+
+
+def test_mxfp4_prices_only_the_routed_experts():
+    """60.693 GiB: the experts at 4.25 bits, everything else bf16 (before fix51f every linear at 4.25: 59.368)."""
+    spec = _oss(quant_format="mxfp4")
+    assert block_linear_bytes(spec) == 2.0
+    expected = OSS_EXPERTS * 4.25 / 8 + OSS_REST * 2
+    assert weights_bytes(spec) == pytest.approx(expected, rel=1e-9)
+    assert expected / GIB == pytest.approx(60.693, abs=0.001)
+
+
+def test_mxfp4_reads_attention_at_the_16_bit_rate():
+    """One stream's decode read: the top-4 of 128 experts a layer at 4.25 bits over the int4 read rate, and the
+    16-bit rest without the input table (201,088 x 2,880 = 579,133,440, a row lookup) at the 16-bit rate."""
+    spec = _oss(quant_format="mxfp4")
+    read, _ = throughput.decode_read_bytes(spec, 1)
+    touched = OSS_EXPERTS * 4 / 128 * 4.25 / 8
+    sixteen = (OSS_REST - 579_133_440) * 2
+    assert read == pytest.approx(touched / INT4_DECODE_EFFICIENCY.value + sixteen, rel=1e-9)
+
+
+def _oss_at(gpus: int) -> dict:
+    return GPT_OSS_SERVE | {
+        "parallelism": {"gpus": gpus, "tensor_parallel": gpus},
+        "inference": GPT_OSS_SERVE["inference"] | {"quant_format": "mxfp4", "context_len": 2048},
+    }
+
+
+# (card, TP) -> its backend's padded hidden x per-rank intermediate (2,880 / tp rounded up): GB200 256 / 256, A100
+# Marlin 256 / 128, H100 Triton - / 64. A100 at TP 1 is 3,072 x 2,944 = x1.0904 the expert bytes, the x1.091 aud51f
+# stated from the same code (a sibling not used to write the rule).
+PADDED = {
+    ("gb200", 1): (3072, 3072),
+    ("gb200", 2): (3072, 1536),
+    ("gb200", 8): (3072, 512),
+    ("a100-sxm4-80gb", 1): (3072, 2944),
+    ("a100-sxm4-80gb", 2): (3072, 1536),
+    ("a100-sxm4-80gb", 8): (3072, 384),
+    ("h100-sxm5-80gb", 1): (2880, 2880),
+    ("h100-sxm5-80gb", 2): (2880, 1472),
+    ("h100-sxm5-80gb", 8): (2880, 384),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("gpu, tp", list(PADDED))
+def test_mxfp4_weights_per_rank_by_hand(bundled_catalog, gpu, tp):
+    """A rank's weights: 36 x 128 x 3 x the padded widths at 4.25 bits plus 1 / tp of the 16-bit rest. GB200 TP 8:
+    512 / 360 = x1.517 the unpadded expert share (8.34 -> 10.23 GiB a rank)."""
+    hidden, intermediate = PADDED[gpu, tp]
+    expected = (36 * 128 * 3 * hidden * intermediate * 4.25 / 8 + OSS_REST * 2 / tp) / GIB
+    row = candidate(_oss_at(tp), gpu)
+    # the report rounds to 3 places
+    assert row["memory"]["weights_gib"] == pytest.approx(expected, abs=0.0006)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("tp", [2, 8])
+def test_gpt_oss_mxfp4_ranking_rows_hold_the_padded_rank(bundled_catalog, tp):
+    """The ranking's rows at TP 2 / TP 8 carry the same per-rank peak as `size` on their card (the padding is read
+    per card in both; test_mxfp4_weights_per_rank_by_hand checks those by hand)."""
+    spec = _oss_at(tp)
+    rows = ranked(spec, top=5)
+    assert rows, f"no gpt-oss-120b MXFP4 row at TP {tp}"
+    for row in rows:
+        sized = candidate(spec, row["gpu"])["memory"]["total_per_gpu_gib"]
+        assert row["memory_per_gpu_gib"] == pytest.approx(sized, abs=0.01), describe([row])
