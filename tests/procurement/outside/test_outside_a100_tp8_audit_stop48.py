@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 
 from procurement.sizing import throughput
-from tests.procurement.outside.test_outside_audit_stop43s import TTFT49_WAVES, first_token_ms
+from tests.procurement.outside.test_outside_audit_stop43s import TTFT49_WAVES, TTFT51_RECIPE, first_token_ms
 from tests.procurement.outside.test_outside_serve44 import per_gpu
 
 SPEED = 0.15
@@ -119,15 +119,19 @@ def test_the_trt9_falcon_2048_row_was_inside_before_serve48b(monkeypatch):
 
 # --- Case 3: a held-out short first token the change moves further out (it missed already).
 TRT8_70B_128 = (
-    "UNEXPLAINED (aud48n): [TRT8] A100 FP16 Llama 2 70B TP 8, batch 1, first token at 128 tokens: published 35.6 ms;"
-    " ours 29.70 (-16.6%); 29.99 (-15.7%) before serve48b: its 160 calls of 128 x 8,192 x 2 B = 2 MiB now cost the"
-    " [NCCLT] MPI run's 55.4 us, under NCCL's model (57.2). The row is within reach of the per-call cost alone: with"
-    " the other published runs' 2 MB times ([NCCLT] -g 8 59.3, [DKH] 81.1, [A40G] 108.8 us) it reads -14.8 / -5.0 /"
-    " +7.4%, so a 2 MB call on 8 A100s is not pinned to better than 2x by what is published. Whether v0.8.0's"
-    " benchmark engines ran the custom TWOSHOT kernel for 2 MiB (under the 8 MB threshold; cls45d: v0.9.0's did) is"
-    " not stated, and that kernel's time on 8 A100s is unmeasured (sglang#2688 timed 2 and 4 GPUs). Lead: a TP 8"
-    " two-shot timing on A100."
-) + TTFT49_WAVES
+    (
+        "UNEXPLAINED (aud48n): [TRT8] A100 FP16 Llama 2 70B TP 8, batch 1, first token at 128 tokens: published 35.6 ms;"
+        " ours 29.70 (-16.6%); 29.99 (-15.7%) before serve48b: its 160 calls of 128 x 8,192 x 2 B = 2 MiB now cost the"
+        " [NCCLT] MPI run's 55.4 us, under NCCL's model (57.2). The row is within reach of the per-call cost alone: with"
+        " the other published runs' 2 MB times ([NCCLT] -g 8 59.3, [DKH] 81.1, [A40G] 108.8 us) it reads -14.8 / -5.0 /"
+        " +7.4%, so a 2 MB call on 8 A100s is not pinned to better than 2x by what is published. Whether v0.8.0's"
+        " benchmark engines ran the custom TWOSHOT kernel for 2 MiB (under the 8 MB threshold; cls45d: v0.9.0's did) is"
+        " not stated, and that kernel's time on 8 A100s is unmeasured (sglang#2688 timed 2 and 4 GPUs). Lead: a TP 8"
+        " two-shot timing on A100."
+    )
+    + TTFT49_WAVES
+    + TTFT51_RECIPE
+)
 
 
 @pytest.mark.xfail(strict=True, reason=TRT8_70B_128)

@@ -151,6 +151,31 @@ TTFT49_WAVES = (
     " lead: the engines' tactic logs (trtllm-build --log_level verbose) or an M-128 GEMM timing per card."
 )
 
+# ftok (stop 51): what [TRT9]'s own build recipe says about those GEMMs (test_outside_first_token_recipe_stop51.py),
+# appended after TTFT49_WAVES wherever it is.
+TTFT51_RECIPE = (
+    " ftok (stop 51, test_outside_first_token_recipe_stop51.py) read [TRT9]'s own recipe ('Reproducing Benchmarked"
+    " Results': trtllm-build --context_fmha enable --paged_kv_cache disable --max_batch_size 64 --max_input_len"
+    " 2048, no --gemm_plugin, no --use_fused_mlp; on A100 the same, quantization fields dropped) against v0.9-era"
+    " sources: PluginConfig gemm_plugin None (tensorrt_llm/plugin/plugin.py, stored ids 4882224494 and 6101044984"
+    " @035b99e0), trtllm-build --use_fused_mlp default False (stored id 5483343864). So cls45d's precision split"
+    " does not hold for [TRT9]: its A100 FP16 and Hopper FP8 rows both ran TensorRT's own GEMM tactics (the GEMM"
+    " plugin, and a fused gate/up for the llama family, are benchmarks/python/build.py's recipe; whether [TRT8] /"
+    " [TRT5] used it is not opened). With the plugin off and the cache unpaged the engine has two optimization"
+    " profiles (GenerationMixin.has_two_optimization_profiles, stored id 69458389), the context one num_tokens"
+    " [1, 2,048, 4,096], and TensorRT picks each kernel at the profile's optimum (TensorRT Python API,"
+    " IOptimizationProfile): in the one engine the page lists for GPT-J, Llama 2 7B and 70B (max_batch_size 64,"
+    " max_input_len 2,048) a 128-token prompt runs tactics timed at 2,048 tokens, on every card (Falcon's per-shape"
+    " engines are listed for its throughput shapes only, Mistral's recipe not at all). Unsized: stop 49's"
+    " wave model with the prompt padded to a 256-row tile reads A100 7B 29.43 ms (+82%) and H100 FP8 7B 8.39 (+33%)"
+    " against 14.88 / 4.28 at 128 rows, a bracket, not a size. A fused gate/up moves [TRT8] 70B TP 8's 128 x 128"
+    " figure from +34.4% to +3.7% and Mistral's from +28.6% to +15.1%, not the Hopper fit rows (-32% / -26%), so no"
+    " engine change. Context FMHA (enabled) is at most 4.3 us a layer on the A100 7B (1.27 us of FLOPs on 32 of 108"
+    " SMs) against 105 us missed; [TRT8]'s TP 8 all-reduce would need 92.3 us a call (55.4 priced), inside the"
+    " published 59.3-108.8 us, unpinned. Lead: trtllm-build --profiling_verbosity detailed on an A100 and an H100"
+    " with this recipe, to read the context profile's GEMM tactics."
+)
+
 A100_GPTJ_REASON = (
     (
         "UNEXPLAINED: [TRT9] A100 FP16 GPT-J 6B, 128 tokens, batch 1: 14.8 ms; ours 11.31 (-23.6%) with 28 x 110 us (8.23, -44.4%"
@@ -173,6 +198,7 @@ A100_GPTJ_REASON = (
     )
     + TTFT47_FIGURE
     + TTFT49_WAVES
+    + TTFT51_RECIPE
 )
 
 
@@ -368,6 +394,7 @@ FALCON_REASON = (
     )
     + TTFT47_FIGURE
     + TTFT49_WAVES
+    + TTFT51_RECIPE
 )
 
 
@@ -422,6 +449,7 @@ TRT5_MISS_REASON = (
     )
     + TTFT47_FIGURE
     + TTFT49_WAVES
+    + TTFT51_RECIPE
 )
 
 

@@ -22,7 +22,12 @@ from procurement.sizing.assumptions import CONTEXT_LAYER_FIXED_SECONDS, Assumpti
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import collective_bandwidth_gbps, tensor_parallel_over_nvlink
 from procurement.sizing.validation import trtllm_spec
-from tests.procurement.outside.test_outside_audit_stop43s import GPT_J_6B, TTFT47_FIGURE, TTFT49_WAVES
+from tests.procurement.outside.test_outside_audit_stop43s import (
+    GPT_J_6B,
+    TTFT47_FIGURE,
+    TTFT49_WAVES,
+    TTFT51_RECIPE,
+)
 
 GPUS = {gpu.slug: gpu for gpu in load_bundled_gpus()}
 LAYERS_7B = 32
@@ -200,6 +205,7 @@ A100_SHORT_PROMPT_REASON = (
     )
     + TTFT47_FIGURE
     + TTFT49_WAVES
+    + TTFT51_RECIPE
 )
 
 
