@@ -404,29 +404,32 @@ ACHIEVED_BANDWIDTH = Assumption(
     "Decode is bandwidth bound; DESIGN reference: 7B fp16 on 2 TB/s bounds at ~140 tok/s, 80-120 "
     "observed; gpt-fast reports ~1700 of 2039 GB/s empirical peak on A100.",
 )
-# bw51: the fraction is a property of the card's memory, not one figure for every card. Published batch-1 16-bit
-# decode rates (bytes a token x tokens/s over the datasheet): HBM2e A100-80GB gpt-fast Llama-2-7B 1,397 / 2,039 = 0.685
-# (pytorch-labs/gpt-fast README @0f925b5d, 330 W), torchao Llama-2-7B 1,418.93 and Llama-3-8B 1,435.54 = 0.696 / 0.704
-# (pytorch/ao torchao/quantization/README.md @fd6e4b1f, A100-80GB); MI250X GCD gpt-fast 1,028.70 / 1,638 = 0.628.
-# GDDR6X RTX 4090 (1,008 GB/s) calm fp16, first 32 tokens: Llama2 7B 67 tok/s "892 GB/s", Mistral 7B 63 "903",
-# Phi 2.7B 167 "888" = 0.885 / 0.896 / 0.881 (zeux/calm README @021304d6; its footnote: cuBLAS and calm's kernels
-# peak at ~955 GB/s on the card, 0.947, where gpt-fast puts the A100-80GB's empirical peak at ~1,700 of 2,039, 0.834).
-# Set on calm's Llama2 7B row; held out: [ZL03]'s vLLM 0.5.0 bf16 Qwen1.5-7B 4090 step (16.59 ms) -24.5% -> -6.6%
-# (tests/procurement/outside/test_outside_vllm_v0_host_audit_stop48.py). GDDR6X only: the RTX 3090 shares the
-# memory (Micron GDDR6X, extrapolated, no 3090 16-bit row opened); GDDR6, GDDR7, HBM2 / HBM3 / HBM3e keep 0.70 (no
-# source opened for GDDR6 / GDDR7; torchao's H100 Llama-3.1-8B 1,904.75 GB/s reads 0.569 of an SXM's 3,350 and is
-# not taken: no H100 16-bit batch-1 outside row to check it on).
-DECODE_READ_FRACTION_GDDR6X = Assumption(
-    "decode_read_fraction_gddr6x",
+# bw51 / fix51b: the share of the datasheet a language model's decode reads reach is measured per card, not set by
+# memory type. Published batch-1 16-bit decode rates (bytes a token x tokens/s over the datasheet): HBM2e A100-80GB
+# gpt-fast Llama-2-7B 1,397 / 2,039 = 0.685 (pytorch-labs/gpt-fast README @0f925b5d, 330 W), torchao Llama-2-7B
+# 1,418.93 and Llama-3-8B 1,435.54 = 0.696 / 0.704 (pytorch/ao torchao/quantization/README.md @fd6e4b1f) keep 0.70.
+# RTX 4090 (1,008 GB/s) calm fp16, first 32 tokens: Llama2 7B 67 tok/s "892 GB/s", Mistral 7B 63 "903", Phi 2.7B 167
+# "888" = 0.885 / 0.896 / 0.881 (zeux/calm README @021304d6; its footnote: cuBLAS and calm's kernels peak at ~955 GB/s
+# on the card, 0.947). bw51 applied 0.885 to every GDDR6X card; aud51b (test_outside_gddr6x_audit_aud51b.py) showed
+# the memory type does not order the shares in one runtime: [XDAI]'s llama.cpp reads the GDDR6X RTX 3090 at 0.73-0.76
+# of its datasheet, the GDDR6 RTX A6000 at 0.76 / 0.83. So the 0.885 is the 4090's own measured figure, keyed to the
+# card; every card without a measured row here keeps achieved_bandwidth_fraction 0.70.
+DECODE_READ_FRACTION_RTX_4090 = Assumption(
+    "decode_read_fraction_rtx_4090",
     round(892.0 / 1008.0, 3),
-    "fraction of datasheet bandwidth (LLM decode and serving reads on GDDR6X cards)",
-    "calm (zeux/calm README @021304d6) on an RTX 4090: Llama2 7B fp16 batch 1, 67 tok/s reading 892 GB/s of the "
-    "card's 1,008 (Mistral 7B 903, Phi 2.7B 888: 0.881-0.896); the card's cuBLAS peak is ~955 GB/s (calm's "
-    "footnote), nearer its datasheet than HBM2e's (gpt-fast: ~1,700 of the A100-80GB's 2,039). Replaces "
-    "achieved_bandwidth_fraction's 0.70 (gpt-fast's A100) for a language model's decode and serving reads on "
-    "GDDR6X cards (RTX 3090, RTX 4090; the 3090 extrapolated); other memories keep 0.70. Checked (not fitted) on "
-    "[ZL03]'s vLLM 0.5.0 bf16 Qwen1.5-7B 4090 row: -24.5% -> -6.6%.",
+    "fraction of the RTX 4090's datasheet bandwidth (LLM decode and serving reads)",
+    "Measured on the card: calm (zeux/calm README @021304d6) on an RTX 4090, Llama2 7B fp16 batch 1, 67 tok/s "
+    "reading 892 GB/s of the card's 1,008 (set on this row). Held out: calm's Mistral 7B 903 and Phi 2.7B 888 GB/s "
+    "(0.881-0.896), its last-32 7B fp16 and 13B fp8 rows (+0.4%, +2.0%), [ZL03]'s vLLM 0.5.0 bf16 Qwen1.5-7B "
+    "(-6.6%) and [XDAI]'s llama.cpp 7B f16 (+10.8%). The 4090 only: other cards, the GDDR6X RTX 3090 included "
+    "(llama.cpp reads it at 0.73-0.76, aud51b), keep achieved_bandwidth_fraction 0.70.",
 )
+# Card slug (gpu_specs.csv) -> the decode read fraction measured on that card; each Assumption carries its source.
+# A card not listed reads at achieved_bandwidth_fraction. Add a card only with a published batch-1 16-bit decode row
+# of its own (bytes a token x tokens/s) and a held-out row of the same card to check it on.
+MEASURED_DECODE_READ_FRACTIONS: dict[str, Assumption] = {
+    "rtx-4090": DECODE_READ_FRACTION_RTX_4090,
+}
 # Weight-only quantized decode reads fewer bytes but dequantizes them on the fly, so the achieved
 # bandwidth is lower than for 16-bit reads. Ratios of achieved bandwidth from gpt-fast's README (A100-80GB,
 # batch 1): Llama-2-7B int8 1069.20 / bf16 1397.31 GB/s = 0.765; int4 g=32 862.69 / 1397.31 = 0.617.
@@ -2165,7 +2168,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     LLM_C_OPTIMIZER_BYTES_PER_PARAM,
     LLM_C_GRADIENT_PASS_BYTES_PER_PARAM,
     ACHIEVED_BANDWIDTH,
-    DECODE_READ_FRACTION_GDDR6X,
+    DECODE_READ_FRACTION_RTX_4090,
     INT8_DECODE_EFFICIENCY,
     INT4_DECODE_EFFICIENCY,
     MARLIN_INT4_DECODE_EFFICIENCY,

@@ -17,10 +17,10 @@ from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH,
     COMM_EFFICIENCY,
     CUDA_CONTEXT_GIB,
-    DECODE_READ_FRACTION_GDDR6X,
     GB,
     GIB,
     GPUS_PER_NODE,
+    MEASURED_DECODE_READ_FRACTIONS,
     MFU_DATACENTER,
     MFU_WORKSTATION,
     NETWORK_BANDWIDTH,
@@ -172,12 +172,12 @@ class GpuSpec:
 
     @property
     def decode_read_fraction(self) -> float:
-        """The share of the datasheet bandwidth a language model's decode and serving reads reach on this card:
-        decode_read_fraction_gddr6x on GDDR6X memory (calm's RTX 4090 fp16 rows), achieved_bandwidth_fraction
-        (gpt-fast's A100) on every other memory."""
-        if self.memory_type.strip().upper().startswith("GDDR6X"):
-            return DECODE_READ_FRACTION_GDDR6X.value
-        return ACHIEVED_BANDWIDTH.value
+        """The share of the datasheet bandwidth a language model's decode and serving reads reach on this card: the
+        card's own measured figure where one is bundled (MEASURED_DECODE_READ_FRACTIONS: the RTX 4090, calm's fp16
+        rows), achieved_bandwidth_fraction (gpt-fast's A100) on every other card. Not set by memory type: llama.cpp
+        reads the GDDR6X RTX 3090 at 0.73-0.76 of its datasheet (aud51b)."""
+        measured = MEASURED_DECODE_READ_FRACTIONS.get(self.slug)
+        return measured.value if measured is not None else ACHIEVED_BANDWIDTH.value
 
     @cached_property
     def nvlink_domain_gpus(self) -> int:

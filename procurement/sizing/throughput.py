@@ -1243,7 +1243,8 @@ def inference_throughput(
     at spec.precision, and their weights are read at 2 bytes (decode_read_bytes). compute_peak.expert_rate_inputs
     gives both; required when the spec states the field.
     `achieved_bandwidth`: per row (or one figure), the share of the datasheet bandwidth the decode and serving
-    reads reach (GpuSpec.decode_read_fraction: 0.885 on GDDR6X, 0.70 elsewhere; default 0.70).
+    reads reach (GpuSpec.decode_read_fraction: the card's measured figure, 0.885 on the RTX 4090, 0.70 elsewhere;
+    default 0.70).
     `pipeline_link_gbps`: per row, the per-GPU GB/s of the link between pipeline stages; given, a pipeline of
     pp > 1 stages serves as vLLM runs it (``serving_pipeline_batches``: pp micro-batches in flight, each stage's
     weights read once a micro-batch, a send of activations between stages); None: one batch in flight (the

@@ -96,7 +96,8 @@ OURS_MS_AT_070 = {
     "32b": (32.283, 34.123),
 }
 # bw51 (stop 51): a GDDR6X card's decode reads at decode_read_fraction_gddr6x 0.885 (calm's RTX 4090 fp16 rows), not
-# 0.70. vllm_v0 before -> after: 2.822 -> 2.617, 4.040 -> 3.581, 6.309 -> 5.375, 10.246 -> 8.488, 16.828 -> 13.695,
+# 0.70 (fix51b: keyed to the RTX 4090 alone, decode_read_fraction_rtx_4090, same 0.885; these figures do not move).
+# vllm_v0 before -> after: 2.822 -> 2.617, 4.040 -> 3.581, 6.309 -> 5.375, 10.246 -> 8.488, 16.828 -> 13.695,
 # 34.123 -> 27.374 ms (-26.3 / -28.2 / -23.8 / -32.5 / -32.8 / -35.6% -> -20.5 / -19.0 / -10.5 / -18.5 / -17.4 /
 # -19.7%: the 4B row passes); compiled 0.982 / 2.200 / 4.469 / 8.406 / 14.988 / 32.283 -> 0.777 / 1.741 / 3.535 /
 # 6.648 / 11.855 / 25.534.
@@ -201,8 +202,9 @@ def _zl03_reason(size: str) -> str:
         f"on gptq_marlin ([V050MARLIN], stated: inference.quant_kernel marlin), 1 x RTX 4090, batch 1, 1,000 "
         f"generated: published {published} ms a token ({1e3 / published:.1f} tokens/s); ours with engine vllm_v0 "
         f"{v0:.2f} ms ({published / v0 - 1:+.1%} in tokens/s), with compiled {compiled:.2f} ms "
-        f"({published / compiled - 1:+.1%}). bw51 (stop 51): the card's reads now run at decode_read_fraction_gddr6x "
-        "0.885 (calm's RTX 4090 fp16 rows), not 0.70: vllm_v0 "
+        f"({published / compiled - 1:+.1%}). bw51 (stop 51): the card's reads now run at decode_read_fraction_rtx_4090 "
+        "0.885 (calm's RTX 4090 fp16 rows; bw51's decode_read_fraction_gddr6x, keyed to the card by fix51b), "
+        "not 0.70: vllm_v0 "
         f"{OURS_MS_AT_070[size][1]:.2f} -> {v0:.2f} ms ({published / OURS_MS_AT_070[size][1] - 1:+.1%} -> "
         f"{published / v0 - 1:+.1%}); the same page's bf16 Qwen1.5-7B row now lands at -6.6% "
         "(test_zerollama_vllm_050_bf16_7b_row). What is left: vllmq's hand computation (_zl03_sized_ms: the bf16 "
@@ -291,7 +293,8 @@ def _bf16_7b_step_ms(engine: str) -> float:
 # host time is 962 GB/s, 0.955 of the card's 1,008, where the product reads 16-bit weights at 0.70 of any card's
 # bandwidth"). The product now reads a GDDR6X card at decode_read_fraction_gddr6x 0.885, set on calm's RTX 4090 fp16
 # rows (zeux/calm README @021304d6: Llama2 7B 892 GB/s), not on this row: vllm_v0 21.963 -> 17.756 ms (-24.5% ->
-# -6.6% in tokens/s), compiled 20.123 -> 15.916 ms (-17.6% -> +4.2%).
+# -6.6% in tokens/s), compiled 20.123 -> 15.916 ms (-17.6% -> +4.2%). fix51b: the 0.885 is now the RTX 4090's alone
+# (decode_read_fraction_rtx_4090), not every GDDR6X card's; this row does not move.
 @pytest.mark.django_db
 def test_zerollama_vllm_050_bf16_7b_row(bundled_catalog):
     """[ZL03]: "vllm bf16 16.59" ms, Qwen1.5-7B, one-token step ("用户数为 1 的 解码阶段 相当于 长度为 1 预填充阶段")."""
