@@ -172,7 +172,8 @@ def test_qwen_1_8b_chat_card_flash_v1_rows(bundled_catalog, generated, published
 @pytest.mark.parametrize(("model", "published", "ours"), [("7b", 37.55, 40.04), ("14b", 29.32, 32.16)])
 def test_flash_disabled_bf16_rows_at_2048(bundled_catalog, model, published, ours):
     speed = _speed(model, DISABLED["layer"], rotary=DISABLED["rotary"])
-    assert speed == pytest.approx(_speed(model, "qwen1_no_flash"), rel=1e-9)  # eager is the layer's own rotary
+    # rotary_backend eager is the qwen1_no_flash layer's own rotary: stating it changes nothing
+    assert speed == pytest.approx(_speed(model, "qwen1_no_flash"), rel=1e-9)
     assert speed == pytest.approx(ours, rel=0.01)
     assert speed == pytest.approx(published, rel=SPEED)
 
@@ -224,7 +225,24 @@ _DISABLED_8K_REASON = (
     "it were added to the host floor instead of overlapped (the engine's max): sized for one row of two, and why "
     "the cache traffic would not overlap the host launches is not located (SDPA's backend choice at torch 2.0.1 "
     "on the no-flash path, "
-    "not read). Not the Triton launch (none on this path); the same class as stop44's 8,192 Int4 rows."
+    "not read). Not the Triton launch (none on this path); the same class as stop44's 8,192 Int4 rows. "
+    "fix51h (stated as run, qwen1_no_flash + rotary_backend eager; figures unchanged), one mechanism located and "
+    "sized from code, not landed: Qwen-1's no-flash attention before 2023-10-14 (zhangningboo/Qwen-7B @a6ca629 / "
+    "@cfe0ba3 modeling_qwen.py QWenAttention._attn l. 341-344) builds mask_value as torch.full([], ...).to(device), a "
+    "pageable host -> device copy, a stream sync in every layer (CUDA runtime API 'API synchronization behavior'), "
+    "placed after the cache's torch.cat of K and V and the q.k^T matmul: that GPU work cannot overlap the host's "
+    "launches. Sized with the engine's constants, nothing fitted: per layer cat K + cat V (read + write at "
+    "EAGER_2BYTE_COPY_PASS_RATIO 1.944) + K's read, at 0.7 x 2,039 GB/s, less the 4 launches after the cat (68 us), "
+    "averaged over the run's contexts: 7B +4.61 ms at 8,192 (95% of the 4.82 ms gap), 14B +7.78 ms (62% of 12.56 "
+    "ms); on that code's own layer (_attn: matmul, fill, div, the copy, where, softmax, matmul: 51 launches, not SDPA's 45) all "
+    "four README Disabled rows land (7B 35.17 / 30.45, -6.3 / -9.3%; 14B 27.97 / 23.28, -4.6 / +1.6%). Not "
+    "EXPLAINED: (a) the run's revision is not stated (SUPPORT_TORCH2's SDPA branch landed 2023-10-14, @e08ed08, two "
+    "days before the table; with it the registered causal mask is a non-null attn_mask, so torch 2.0's SDPA takes "
+    "the math path, sdp_utils.h check_for_attn_mask, with no sync); (c) the Qwen-1.8B-Chat card's Disabled 8,192 row "
+    "(45.01, test_outside_host_rate_audit_stop47.py) drops 6.6% from 2,048 on the 2023-11-30 code (@e7a368b0: "
+    "causal_mask None in decode, SDPA's fused path, no sync), and the flash rows (stop44 Int4 8,192) have no sync "
+    "(decode48): the class has more than this cause. Field that would state it: model.eager_layer for Qwen-1's "
+    "pre-2023-10-14 no-flash code (qwen1_no_flash_matmul), not built: it lands these rows only if they ran that code."
 )
 
 
