@@ -59,6 +59,7 @@ from procurement.sizing.spec import (
     QUANT_KERNELS,
     QUANTIZATIONS,
     RECOMPUTE_MODULES,
+    ROTARY_BACKENDS,
     SERVING_ENGINES,
     SPLIT_LIMITS,
     TASKS,
@@ -423,6 +424,16 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "as transformers, optimum's benchmark and the Qwen2 / Qwen2.5 speed pages call it; the host at "
         "hf_generate_kernel_host_s, 17 us a kernel) or auto_gptq (the host AutoGPTQ's README llama-7b fp16 A100 row "
         "measured, 31 us a kernel; cause not shown: a stated host rate, eager_kernel_host_s)",
+    )
+    rotary_backend = _choice(
+        ROTARY_BACKENDS,
+        "inference.engine hf_eager with a Qwen-1 flash-attn layer (model.eager_layer qwen1 or qwen1_unfused_norm): "
+        "the code that rotates q and k. unstated (default): the layer's own, flash-attn 2.1.2 and later's Triton "
+        "kernel, 2 launches a layer at Triton's Python launch (62 us each). triton: the same, stated. cuda_ext: "
+        "flash-attn 2.0 to 2.1.1 (or a build with csrc/rotary), the same 6 kernels a layer at the harness's rate, no "
+        "Triton launch. eager: flash-attn's rotary not importable (flash-attn 1.0 without its csrc builds, as the "
+        "QwenLM/Qwen README installs it), Qwen-1's own rotary, 16 kernels a layer, not 6, no Triton launch. Every "
+        "other layer rotates with its own eager code and takes only eager; refused outside an hf_eager loop",
     )
     expert_precision = _choice(
         EXPERT_PRECISIONS,

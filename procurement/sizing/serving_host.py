@@ -11,7 +11,10 @@ sets (inference.generate_harness, host47b; GENERATE_HARNESS_HOST below): transfo
 at hf_generate_kernel_host_s (16.99 us, the median of optimum's 2023 and the Qwen2.5 page's host-bound A100 rows);
 auto_gptq: the host AutoGPTQ's README llama-7b fp16 A100 row measured, 31 us a kernel (eager_kernel_host_s); cause
 not shown (a stated host-rate choice, fix47h). hfeager: a kernel the layer launches through Triton's Python launcher
-(Qwen-1's flash-attn rotary, EAGER_LAYER_TRITON_LAUNCHES) costs TRITON_LAUNCH_HOST_SECONDS (62 us, published) instead.
+(Qwen-1's flash-attn rotary, EAGER_LAYER_TRITON_LAUNCHES) costs TRITON_LAUNCH_HOST_SECONDS (62 us, published) instead;
+fix51h: inference.rotary_backend states that rotary's code where it is not flash-attn >= 2.1.2's Triton kernel
+(cuda_ext: flash-attn 2.0-2.1.1's CUDA extension, same count, no Triton; eager: Qwen-1's own, 10 more kernels a layer,
+a flash-attn v1 run without its csrc builds; ROTARY_BACKEND_KERNELS).
 
 Kernels of one decoder layer in decode (one token), read from Qwen-1's modeling_qwen.py (QWenBlock /
 QWenAttention / QWenMLP, Qwen/Qwen-7B remote code, with flash-attn installed as the QwenLM/Qwen @03cd81f5
@@ -149,6 +152,18 @@ LOOP_KERNELS = 30.0
 # The README's install clones flash-attention's head and says csrc/rotary is not needed "if the version of flash-attn
 # is higher than 2.1.1" (QwenLM/Qwen @03cd81f5 README, Quickstart): its rows ran the Triton rotary. 2 a layer (q, k).
 EAGER_LAYER_TRITON_LAUNCHES = {"qwen1": 2.0, "qwen1_unfused_norm": 2.0}
+# fix51h: inference.rotary_backend -> (kernels of the q and k rotary a layer, of them Triton launches), for the layers
+# above (Qwen-1's flash-attn layers, whose EAGER_LAYER_KERNELS count holds the triton row); unstated = triton there.
+# Counted from the code, not fitted: triton, flash-attn >= 2.1.2's apply_rotary: t.float(), rotary_kernel[grid],
+# type_as = 3 on q and k (modeling_qwen.py @e7a368b0 apply_rotary_pos_emb). cuda_ext, flash-attn 2.0-2.1.1 (or a
+# build with csrc/rotary): ApplyRotaryEmb.forward calls the extension's rotary_emb.apply_rotary once (no copy of a
+# pass-through part: Qwen-1 rotates the whole head), the same 3 a tensor through ATen / the extension's C++ launch,
+# none through Triton. eager, Qwen-1's own fallback when apply_rotary_emb_func is None (flash-attn v1.0.x whose
+# layers/rotary.py imports the csrc rotary_emb at module top, built without it: the QwenLM/Qwen README's install):
+# t.float(), t_rot * cos, _rotate_half's neg and cat, * sin, add, the cat with the empty pass-through, type_as = 8
+# a tensor, 16 (the qwen1_no_flash count's rotary): a flash-attn v1 run is qwen1_unfused_norm + eager, 37 + 10 = 47
+# kernels a layer (aud51h's count; tests/procurement/outside/test_outside_triton_launch_audit_aud51h.py).
+ROTARY_BACKEND_KERNELS = {"triton": (6.0, 2.0), "cuda_ext": (6.0, 0.0), "eager": (16.0, 0.0)}
 # hfeager: host seconds of one launch of a jitted Triton kernel through its Python launcher (JITFunction.run builds
 # the call's Python containers and specialization key every launch): "40us to 4.2us for kernels with a few params,
 # or 62us to 6us for kernels with many params", measured on the triton 2 shipped with PyTorch 2.2
@@ -348,10 +363,30 @@ def linears_per_layer(spec) -> float:
     )
 
 
+def rotary_backend(spec) -> str:
+    """The code that rotates q and k (inference.rotary_backend): stated, else the layer's own (flash-attn's Triton
+    kernel in Qwen-1's flash-attn layers, EAGER_LAYER_TRITON_LAUNCHES; eager code in every other layer)."""
+    stated = getattr(spec.inference, "rotary_backend", "unstated")
+    if stated != "unstated":
+        return stated
+    return "triton" if getattr(spec.model, "eager_layer", "llama") in EAGER_LAYER_TRITON_LAUNCHES else "eager"
+
+
+def _flash_rotary(spec) -> tuple[float, float] | None:
+    """(kernels, Triton launches) of the rotary a layer where the layer calls flash-attn's rotary; else None."""
+    if getattr(spec.model, "eager_layer", "llama") not in EAGER_LAYER_TRITON_LAUNCHES:
+        return None
+    return ROTARY_BACKEND_KERNELS[rotary_backend(spec)]
+
+
 def kernels_per_layer(spec) -> float:
     """Kernels one decode layer issues; an exllama loop that reconstructs (EXLLAMA_RECONS_ROWS rows and up) adds
-    its reconstruction kernel, one a linear."""
+    its reconstruction kernel, one a linear. A Qwen-1 flash-attn layer's count is its Triton rotary's; another
+    inference.rotary_backend changes the rotary's kernels (ROTARY_BACKEND_KERNELS)."""
     non_gemm = EAGER_LAYER_KERNELS[getattr(spec.model, "eager_layer", "llama")][0]
+    rotary = _flash_rotary(spec)
+    if rotary is not None:
+        non_gemm += rotary[0] - ROTARY_BACKEND_KERNELS["triton"][0]
     return non_gemm + linears_per_layer(spec) * (2.0 if exllama_reconstructs(spec) else 1.0)
 
 
@@ -361,8 +396,10 @@ def kernel_host_seconds(spec) -> float:
 
 
 def triton_launches_per_layer(spec) -> float:
-    """Of kernels_per_layer, those the layer launches through Triton's Python launcher (EAGER_LAYER_TRITON_LAUNCHES)."""
-    return EAGER_LAYER_TRITON_LAUNCHES.get(getattr(spec.model, "eager_layer", "llama"), 0.0)
+    """Of kernels_per_layer, those the layer launches through Triton's Python launcher: flash-attn's Triton rotary
+    (EAGER_LAYER_TRITON_LAUNCHES, where inference.rotary_backend leaves it triton)."""
+    rotary = _flash_rotary(spec)
+    return rotary[1] if rotary is not None else 0.0
 
 
 def host_seconds_per_token(spec) -> float:
@@ -445,9 +482,26 @@ def text(spec) -> str:
         + _copy_rate_text(spec)
         + "; Qwen-1's 8,192-token rows need up to 2 times the counted passes, so this is a floor). "
         + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
+        + _rotary_text(spec)
         + "; "
         + _harness_text(spec)
         + _quant_kernel_text(spec)
+    )
+
+
+def _rotary_text(spec) -> str:
+    """What inference.rotary_backend changed in a Qwen-1 flash-attn layer's count; "" where it is the layer's own."""
+    backend = getattr(spec.inference, "rotary_backend", "unstated")
+    if _flash_rotary(spec) is None or backend in ("unstated", "triton"):
+        return ""
+    if backend == "cuda_ext":
+        return (
+            ", its rotary through flash-attn's CUDA extension (inference.rotary_backend cuda_ext: flash-attn 2.0 to "
+            "2.1.1, or a build with csrc/rotary), no Triton launch"
+        )
+    return (
+        ", its rotary in Qwen-1's own eager code (inference.rotary_backend eager: flash-attn's rotary not importable, "
+        "as flash-attn 1.0 without its csrc/rotary build): 16 kernels for q and k, not 6 (10 more than that count), and no Triton launch"
     )
 
 

@@ -119,6 +119,11 @@ ATTN_IMPLEMENTATIONS = ("unstated", "eager", "sdpa", "flash_attention_2")
 # row measured, 31 us a kernel; cause not shown (a stated host-rate choice, fix47h; not AutoGPTQ's generate wrapper,
 # which the same-host Qwen-1 Int / BF16 pairs contradict)
 GENERATE_HARNESSES = ("transformers", "auto_gptq")
+# inference.rotary_backend (fix51h): the code that rotates q and k in an hf_eager loop's Qwen-1 flash-attn layer
+# (serving_host.ROTARY_BACKEND_KERNELS): unstated (the layer's own: flash-attn >= 2.1.2's Triton kernel in qwen1 /
+# qwen1_unfused_norm, eager elsewhere), triton, cuda_ext (flash-attn 2.0-2.1.1, or a build with csrc/rotary) or
+# eager (flash-attn v1 without its csrc builds: Qwen-1's own rotary). Layers whose rotary is fixed take only eager.
+ROTARY_BACKENDS = ("unstated", "triton", "cuda_ext", "eager")
 # inference.expert_precision: the routed experts' weights and GEMMs apart from the model's precision (MoE models,
 # task inference): model (default: the experts at spec.precision) or a 16-bit type, for a serving engine that keeps
 # the experts 16-bit under an FP8 model (TensorRT-LLM v0.9.0's MoE plugin: moe.py weight_dtype = dtype, no FP8
@@ -360,6 +365,8 @@ class InferenceSpec:
     attn_implementation: str = "unstated"
     # whose generate drives an hf_eager loop (GENERATE_HARNESSES, serving_host.kernel_host_seconds)
     generate_harness: str = "transformers"
+    # the code that rotates q and k in a Qwen-1 flash-attn layer (ROTARY_BACKENDS, serving_host.ROTARY_BACKEND_KERNELS)
+    rotary_backend: str = "unstated"
     # The routed experts' precision where the serving engine keeps it apart from the model's (EXPERT_PRECISIONS):
     # "model" (the experts at spec.precision) or a 16-bit type (bytes and GEMM rate; throughput.expert_split)
     expert_precision: str = "model"
@@ -1261,6 +1268,7 @@ INFERENCE_KEYS = frozenset(
         "quant_group_size",
         "attn_implementation",
         "generate_harness",
+        "rotary_backend",
         "expert_precision",
         "decode_attention",
         *DEMAND_LIMITS,
@@ -1371,6 +1379,9 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         ),
         generate_harness=reader.choice(
             data, "generate_harness", "inference.generate_harness", "transformers", GENERATE_HARNESSES
+        ),
+        rotary_backend=reader.choice(
+            data, "rotary_backend", "inference.rotary_backend", "unstated", ROTARY_BACKENDS
         ),
         expert_precision=reader.choice(
             data, "expert_precision", "inference.expert_precision", "model", EXPERT_PRECISIONS
@@ -1748,6 +1759,30 @@ def _check_quant_format(reader: _Reader, spec: WorkloadSpec) -> None:
         )
 
 
+# model.eager_layer -> the rotary backends its code can run (serving_host.ROTARY_BACKEND_KERNELS): only Qwen-1's
+# flash-attn layers call flash-attn's apply_rotary_emb_func, whose code depends on the flash-attn release and build;
+# every other layer rotates with its own eager code
+_LAYER_ROTARY_BACKENDS = {
+    "qwen1": ("triton", "cuda_ext", "eager"),
+    "qwen1_unfused_norm": ("triton", "cuda_ext", "eager"),
+}
+
+
+def _check_rotary_backend(reader: _Reader, spec: WorkloadSpec, eager_loop: bool) -> None:
+    backend = spec.inference.rotary_backend
+    if backend == "unstated" or not eager_loop:
+        return  # the eager-loop check above names a stated value outside an hf_eager loop
+    layer = getattr(spec.model, "eager_layer", "llama")
+    allowed = _LAYER_ROTARY_BACKENDS.get(layer, ("eager",))
+    if backend not in allowed:
+        reader.error(
+            "inference.rotary_backend",
+            f"model.eager_layer {layer} rotates q and k with its own eager code: rotary_backend {backend} means "
+            "nothing there; triton and cuda_ext are flash-attn's rotary, which only Qwen-1's flash-attn layers "
+            "(qwen1, qwen1_unfused_norm) call; state eager or leave it unstated",
+        )
+
+
 def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool = True) -> None:
     """Rules that tie several fields together (model rules only once the model itself parsed)."""
     par, model = spec.parallelism, spec.model
@@ -1790,6 +1825,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     for key, unset, what in (
         ("attn_implementation", "unstated", "names the transformers attention an eager decode loop runs"),
         ("generate_harness", "transformers", "names whose generate drives an eager decode loop"),
+        ("rotary_backend", "unstated", "names the code that rotates q and k in an eager decode loop"),
     ):
         if getattr(spec.inference, key) != unset and not eager_loop:
             reader.error(
@@ -1797,6 +1833,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
                 f"{key} {what}: it needs task inference and inference.engine hf_eager "
                 f"(got {spec.task}, {spec.inference.engine})",
             )
+    _check_rotary_backend(reader, spec, eager_loop)
     if spec.inference.decode_attention != "shared_kv" and (
         spec.task != "inference" or spec.inference.engine == "hf_eager" or (model_known and model.is_image)
     ):

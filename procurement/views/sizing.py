@@ -38,6 +38,7 @@ from procurement.sizing.spec import (
     PRECISIONS,
     QUANT_FORMATS,
     QUANT_KERNELS,
+    ROTARY_BACKENDS,
     SERVING_ENGINES,
     TASKS,
     TRAINING_STACKS,
@@ -97,6 +98,7 @@ KNOB_DEFAULTS = {
     "bnb_double_quant": "true",
     "attn_implementation": "unstated",
     "generate_harness": "transformers",
+    "rotary_backend": "unstated",
     "eager_layer": "from_preset",
     "expert_precision": "model",
     "decode_attention": "shared_kv",
@@ -230,6 +232,12 @@ KNOB_LABELS = {
         "hf_eager: transformers (plain generate, ~17 us a kernel) / auto_gptq (the host AutoGPTQ's README llama-7b "
         "fp16 A100 row measured, 31 us a kernel; cause not shown)",
     ),
+    "rotary_backend": (
+        "Rotary code",
+        "hf_eager, Qwen-1 flash-attn layers: unstated (flash-attn 2.1.2 and later: its Triton kernel, 62 us a launch) "
+        "/ triton / cuda_ext (flash-attn 2.0 to 2.1.1, or built with csrc/rotary: no Triton launch) / eager (flash-attn "
+        "1.0 without its csrc builds: Qwen-1's own rotary, 10 more kernels a layer); other layers: eager only",
+    ),
     "eager_layer": (
         "Decoder layer code",
         "hf_eager: from_preset (Qwen2.5 qwen2, mistral-7b mistral, else llama) / llama / qwen1 (23) / "
@@ -298,6 +306,7 @@ _TEXT_KNOBS = (
     "quant_format",
     "attn_implementation",
     "generate_harness",
+    "rotary_backend",
     "eager_layer",
     "expert_precision",
     "decode_attention",
@@ -334,6 +343,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "quant_format": QUANT_FORMATS,
         "attn_implementation": ATTN_IMPLEMENTATIONS,
         "generate_harness": GENERATE_HARNESSES,
+        "rotary_backend": ROTARY_BACKENDS,
         "eager_layer": ("from_preset", *EAGER_LAYERS),
         "expert_precision": EXPERT_PRECISIONS,
         "decode_attention": DECODE_ATTENTIONS,
