@@ -1666,6 +1666,39 @@ EAGER_KERNEL_HOST_SECONDS = Assumption(
     "this is its fast end. Fused stacks (torch.compile with CUDA graphs, TensorRT: image.fused_kernels) do "
     "not pay it.",
 )
+# The published range of eager diffusers hosts around eager_kernel_host_s, for the answer's statement of how much an
+# eager UNet step rests on the host (image_model.eager_host_rate_note; aud51d FIX LIST (1)). Not used for any figure:
+# the estimate keeps eager_kernel_host_s. Per kernel of the engine's SD 1.5 step (1,004: 991 UNet + 13 pipeline), or
+# of the row's own count: stable-fast README @2b9b84e9 'H100' table, 'Vanilla PyTorch (2.1.0)' SD 1.5 54.5 it/s =
+# 18.3 ms a step, <= 18.2 us (the same table's A100 host <= 28 us; tests/procurement/outside/
+# test_outside_image_workloads_6.py); [T20] huggingface/diffusers docs/source/en/optimization/torch2.0.md @2c529b75
+# 'RTX 4090 (batch size: 1)' no compile 40.5 it/s = 24.69 ms, <= 24.6 us (test_outside_launch_queue_audit_aud51d.py);
+# fal's A100 host 31 us (the fit, eager_kernel_host_s); facebookresearch/sam2 issue #768 A6000 ~45 us; [T20]'s A100
+# batch 1, 21.66 it/s, ~46 us (tests/procurement/sizing/test_eager_launches.py); huggingface/blog lcm_lora.md @062647cf
+# A100 80 GB SDXL + LCM-LoRA 4 steps 1.2 s, ~52 us a kernel on its 4 x 5,303 (the row's own need, not a measured host;
+# test_outside_image_workloads_4.py). The first three are bounds (GPU time that does not overlap only lowers them).
+EAGER_KERNEL_HOST_SECONDS_LOW = Assumption(
+    "eager_kernel_host_s_low",
+    18e-6,
+    "s per kernel",
+    "The fast end of published eager diffusers hosts, shown beside eager_kernel_host_s where the host decides or "
+    "co-decides an eager UNet step (not used for the estimate): stable-fast's README (commit 2b9b84e9, 'H100' "
+    "table, 'Vanilla PyTorch (2.1.0)') runs SD 1.5 at 54.5 it/s, 18.3 ms a step for 1,004 kernels, so that host "
+    "took at most 18.2 us a kernel. Between it and the stated rate: the diffusers PyTorch 2.0 doc's RTX 4090 at "
+    "batch 1 (40.5 it/s, at most 24.6 us; docs/source/en/optimization/torch2.0.md) and stable-fast's A100 host "
+    "(at most 28 us).",
+)
+EAGER_KERNEL_HOST_SECONDS_HIGH = Assumption(
+    "eager_kernel_host_s_high",
+    52e-6,
+    "s per kernel",
+    "The slow end of published eager diffusers hosts, shown beside eager_kernel_host_s where the host decides or "
+    "co-decides an eager UNet step (not used for the estimate): the LCM-LoRA blog's A100 80 GB row (huggingface/"
+    "blog lcm_lora.md, commit 062647cf: SDXL with LCM-LoRA, 4 steps, 1.2 s) needs about 52 us a kernel, the "
+    "row's own size (no other part of its step is that long). Between it and the stated rate: the diffusers "
+    "PyTorch 2.0 doc's A100 at batch 1 (21.66 it/s, about 46 us a kernel) and SAM2's eager profile on an A6000 "
+    "(facebookresearch/sam2 issue #768, about 45 us).",
+)
 # hf_generate_kernel_host_s: the host of plain transformers generate (inference.generate_harness transformers, the
 # default), host47b. Read per kernel as the published batch-1 A100 step over serving_host's own count (51 kernels a
 # transformers llama / qwen2 layer x layers + 30 of the loop); all rows host-bound (GPU work under half the step).
@@ -2247,6 +2280,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     FP32_SIMT_GEMM_EFFICIENCY,
     FP32_SIMT_GEMM_EFFICIENCY_VOLTA,
     EAGER_KERNEL_HOST_SECONDS,
+    EAGER_KERNEL_HOST_SECONDS_LOW,
+    EAGER_KERNEL_HOST_SECONDS_HIGH,
     HF_GENERATE_KERNEL_HOST_SECONDS,
     VLLM_V0_STEP_HOST_SECONDS,
     OPTIMIZER_OP_HOST_SECONDS,

@@ -296,6 +296,16 @@ def _memory_dict(table: dict[str, np.ndarray], position: int) -> dict:
     return {key: _clean(table[key][position]) for key in MEMORY_KEYS}
 
 
+def _eager_host_rate_note(spec, gpu: GpuSpec, throughput: dict) -> str | None:
+    """image_model.eager_host_rate_note on the card's rates as the throughput rows take them (effective_speed)."""
+    if spec.model.image_arch is None or spec.is_training or not throughput.get("images_per_second_per_gpu"):
+        return None
+    peak, bandwidth, _ = effective_speed(
+        spec, [gpu], [spec_peak_tflops(spec, gpu) or np.nan], [1.0], [gpu.memory_bandwidth_gbps]
+    )
+    return image_model.eager_host_rate_note(spec, peak[0] * 1e12, bandwidth[0] * 1e9, gpu.generation or 0)
+
+
 def _candidate(
     spec, gpu: GpuSpec, plan: ParallelismSpec, compat: Compatibility, memory: dict, throughput: dict, catalog
 ) -> dict:
@@ -323,6 +333,9 @@ def _candidate(
     eager_text = image_model.eager_attention_rate_note(spec, gpu.generation, bandwidth)
     if eager_text:
         warnings.append(eager_text)
+    host_rate_text = _eager_host_rate_note(spec, gpu, throughput)
+    if host_rate_text:
+        warnings.append(host_rate_text)
     version_text = image_model.fastertransformer_version_note(spec, gpu.generation)
     if version_text:
         warnings.append(version_text)
