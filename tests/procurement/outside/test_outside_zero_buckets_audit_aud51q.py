@@ -57,7 +57,16 @@ SHORT_14B_MISS = (
     "log_softmax's gradient 2 in backward) and is gone before the last block's recompute, so the code's peak is "
     "max(loss, block), not the sum; charging the max takes the 14B growth 11.75 -> 10.26 GiB (9.2 published) but "
     "the 7B / 1.8B rows' 10.30 / 8.43 -> 9.11 / 7.84 (12.0 / 10.0 published) and these rows further short "
-    "(256 -17.3 -> -17.6%): it does not reproduce the held-out rows, so not shipped; the short fixed term is unsized."
+    "(256 -17.3 -> -17.6%): it does not reproduce the held-out rows, so not shipped; the short fixed term is unsized. "
+    "qlfix: the lead of one more 16-bit copy of the embedding and head (2.90 GiB here, 4.64 on the 72B; peft's "
+    "prepare_model_for_kbit_training casting them to fp32) is refuted from code: peft v0.5.0 skips that cast when "
+    "model.quantization_method is 'gptq' (src/peft/utils/other.py lines 92-101), the attribute its LoRA needs to wrap "
+    "a GPTQ QuantLinear at all (other.py 331-341, tuners/lora.py 341 / 446), and DeepSpeed's fp16 engine casts the "
+    "module to fp16 anyway (engine.py _configure_distributed_model, self.module.half()). Charged anyway it would "
+    "read 18.51 / 18.89 / 19.65 here (-1.0 / +2.7 / +4.0%) but push the passing 7B 512 / 1k rows out (+12.3 / "
+    "+10.4%): a term fitted to the gap, not shipped. ZeRO-2's step peak (stage_1_and_2.py@v0.12.3 step: the flat "
+    "16-bit gradient copy 2 + its fp32 copy 4 B a trainable parameter beside the partition) sits below the backward "
+    "peak here (6 B x 223.2M = 1.25 GiB against buckets + activations + unpacked block 1.69 GiB): 0% sized."
 )
 SHORT_14B = {
     256: (18.7, 15.47, "-17.3%"),
