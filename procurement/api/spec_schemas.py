@@ -391,7 +391,10 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "engines compiled or vllm_v0: the 4-bit weights read at 0.780 of the 16-bit rate on the A100 and later, a "
         "Marlin bench.py run on vllm-project/vllm#2497, batch 1: 3.12x fp16 at 4.0 of 16 bits a weight; 1.0 on GA102 "
         "Ampere (A10, 3090, A6000, A40: the Marlin README); the unstated rate where vLLM cannot run Marlin: compute "
-        "capability below 8.0 or not CUDA, e.g. V100, T4, MI300X)",
+        "capability below 8.0 or not CUDA, e.g. V100, T4, MI300X) or fused_gemv (a runtime's own fused "
+        "dequantize-GEMV 4-bit kernel in its own loop: exllamav2, MLC LLM q4f16, calm gf4; engine compiled only: the "
+        "4-bit weights read at 0.836 of the 16-bit rate on every card, calm's RTX 4090 gf4 / fp16 rows, 746 / 892 "
+        "GB/s; llama.cpp's Q4 kernels read 0.66-0.82 of its F16 and are not this class)",
     )
     quant_format = _choice(
         QUANT_FORMATS,

@@ -485,6 +485,28 @@ MARLIN_INT4_DECODE_EFFICIENCY_GA102 = Assumption(
     "(16 / 4.125 bits), the 4-bit bytes at the fp16 rate. Applies to Ampere cards below 1 TB/s (GA102: A10, A10G, "
     "RTX 3090, RTX A6000, A40) where inference.quant_kernel is marlin.",
 )
+# A runtime's own fused dequantize-GEMV 4-bit kernel at batch 1 (inference.quant_kernel fused_gemv: exllamav2,
+# MLC LLM / TVM q4f16, calm gf4, run in the runtime's own loop): the 4-bit weights are unpacked in registers inside the
+# GEMV that streams them, with no separate dequantization pass and no reconstructed fp16 tile. Set on calm's own
+# printed read rates, zeux/calm README @021304d6 "Performance" (RTX 4090, first 32 tokens, where the KV read is
+# nil): "Llama2 7B (4096), gf4 | 225 tok/s (746 GB/s)" against "Llama2 7B (4096), fp16 | 67 tok/s (892 GB/s)":
+# 746 / 892 = 0.836 of the same runtime's 16-bit rate on the same card. gf4 stores exactly 4 bits a weight (8 values
+# in 32 bits with their fp8 group scale, the README's "Supported formats"), and calm counts its own bytes, so no
+# bits-per-weight assumption enters the ratio. Same runtime, not used to set it: Mistral 7B gf4 779 / fp16 903 =
+# 0.863, Phi 2.7B 735 / 888 = 0.828. Held out on other runtimes (test_outside_int4_gemv_q4k.py): MLC LLM q4f16_1
+# (mlc-ai/llm-perf-bench @02746003) and exllamav2 GPTQ (turboderp/exllamav2 README @01d01a14) on the same RTX 4090,
+# and llama.cpp Q4_K_M against its own F16 on the RTX 3090 / 4090 (XiongjieDai/GPU-Benchmarks-on-LLM-Inference
+# @00dd2bde), where llama.cpp reads 0.73-0.75 of its F16 rate (below this class: a lead, not in it).
+FUSED_GEMV_INT4_DECODE_EFFICIENCY = Assumption(
+    "fused_gemv_int4_decode_bandwidth_efficiency",
+    round(746.0 / 892.0, 3),
+    "fraction of the 16-bit achieved bandwidth",
+    "zeux/calm README @021304d6, RTX 4090, batch 1, first 32 tokens: Llama2 7B gf4 reads 746 GB/s against 892 GB/s "
+    "in fp16 (calm's own byte counts; gf4 is exactly 4 bits a weight): 0.836 of the 16-bit rate. Applies where "
+    "inference.quant_kernel is fused_gemv (a runtime's fused dequantize-GEMV 4-bit kernel: exllamav2, MLC LLM "
+    "q4f16, calm gf4). Same runtime: Mistral 7B 0.863, Phi 2.7B 0.828; held out: MLC LLM q4f16_1 and exllamav2 "
+    "GPTQ rows on the RTX 4090.",
+)
 # vLLM runs Marlin only on CUDA cards of compute capability 8.0 or more: AWQMarlinConfig / GPTQMarlinConfig
 # get_min_capability() returns 80 and is_awq_marlin_compatible returns False when not current_platform.is_cuda()
 # (vllm-project/vllm vllm/model_executor/layers/quantization/awq_marlin.py, the same since 0.5.x): a T4, V100 or any
@@ -2206,6 +2228,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     INT4_DECODE_EFFICIENCY,
     MARLIN_INT4_DECODE_EFFICIENCY,
     MARLIN_INT4_DECODE_EFFICIENCY_GA102,
+    FUSED_GEMV_INT4_DECODE_EFFICIENCY,
     GPTQ_EAGER_UNPACK_BANDWIDTH,
     BNB_NF4_UNPACK_BANDWIDTH,
     PREFILL_EFFICIENCY_AMPERE,

@@ -92,8 +92,10 @@ SERVING_ENGINES = ("compiled", "hf_eager", "vllm_v0")
 # the host what a BF16 one does; int4 read at int4_decode_bandwidth_efficiency), exllama (an hf_eager loop's
 # AutoGPTQ / transformers' GPTQ exllama 4-bit kernel, at its measured single-stream step ratio to fp16: serving_host.py)
 # or marlin (vLLM's gptq_marlin / awq_marlin 4-bit GEMM, compiled or vllm_v0 engines: int4 weights read at
-# marlin_int4_decode_bandwidth_efficiency, throughput.DECODE_EFFICIENCY_BY_KERNEL)
-QUANT_KERNELS = ("unstated", "exllama", "marlin")
+# marlin_int4_decode_bandwidth_efficiency, throughput.DECODE_EFFICIENCY_BY_KERNEL) or fused_gemv (a runtime's own fused
+# dequantize-GEMV 4-bit kernel in its own loop: exllamav2, MLC LLM q4f16, calm gf4; compiled engine only: int4
+# weights read at fused_gemv_int4_decode_bandwidth_efficiency)
+QUANT_KERNELS = ("unstated", "exllama", "marlin", "fused_gemv")
 # inference.quant_format: the int4 checkpoint's format (bytes_model.int4_bits_per_weight, splits.mlp_split_unit):
 # unstated (int4_bits_per_param, 4.25 bits, and 128-wide groups in the TP gate: the behaviour before the field),
 # gptq / awq (4-bit weights, an fp16 scale and a packed 4-bit zero point per group of input channels: vLLM v0.6.3
@@ -1812,6 +1814,15 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             "marlin is vLLM's 4-bit GEMM (gptq_marlin / awq_marlin): it needs task inference, weight_quantization "
             f"int4 and inference.engine compiled or vllm_v0 (got {spec.task}, {spec.weight_quantization}, "
             f"{spec.inference.engine})",
+        )
+    if spec.inference.quant_kernel == "fused_gemv" and (
+        spec.task != "inference" or spec.weight_quantization != "int4" or spec.inference.engine != "compiled"
+    ):
+        reader.error(
+            "inference.quant_kernel",
+            "fused_gemv is a runtime's own fused 4-bit GEMV (exllamav2, MLC LLM q4f16, calm gf4) in its own decode "
+            "loop: it needs task inference, weight_quantization int4 and inference.engine compiled (got "
+            f"{spec.task}, {spec.weight_quantization}, {spec.inference.engine})",
         )
     _check_quant_format(reader, spec)
     if spec.inference.quant_format == "mxfp4" and model_known and not model.is_moe:

@@ -55,6 +55,7 @@ from procurement.sizing.assumptions import (
     EXPERT_OVERLAP,
     FABRIC_HOP_LATENCY,
     FP8_PREFILL_SPEEDUP,
+    FUSED_GEMV_INT4_DECODE_EFFICIENCY,
     GA102_MAX_BANDWIDTH_GBPS,
     GRADIENT_BUCKET_BYTES,
     GRADIENT_SYNC_LAST_MICRO_BATCH,
@@ -1028,13 +1029,19 @@ DECODE_EFFICIENCY = {
 }
 # (weight format, inference.quant_kernel) -> its own read rate where the kernel states one: vLLM's Marlin 4-bit GEMM
 # (assumptions.MARLIN_INT4_DECODE_EFFICIENCY, vllm-project/vllm#2497's bench.py run, an A100-class card), by card in
-# decode_efficiency (GA102, and no Marlin below capability 8.0 or off CUDA)
-DECODE_EFFICIENCY_BY_KERNEL = {("int4", "marlin"): MARLIN_INT4_DECODE_EFFICIENCY.value}
+# decode_efficiency (GA102, and no Marlin below capability 8.0 or off CUDA); a runtime's fused dequantize-GEMV 4-bit
+# kernel (exllamav2, MLC LLM q4f16, calm gf4: assumptions.FUSED_GEMV_INT4_DECODE_EFFICIENCY, calm's own 4090 rows),
+# one rate on every card (no card rule read)
+DECODE_EFFICIENCY_BY_KERNEL = {
+    ("int4", "marlin"): MARLIN_INT4_DECODE_EFFICIENCY.value,
+    ("int4", "fused_gemv"): FUSED_GEMV_INT4_DECODE_EFFICIENCY.value,
+}
 
 
 def decode_efficiency(spec: WorkloadSpec, generation=None, bandwidth_gbps=None):
     """The fraction of the 16-bit read rate a decode step reads ``spec``'s quantized weights at: the stated
-    kernel's (DECODE_EFFICIENCY_BY_KERNEL), else the weight format's (DECODE_EFFICIENCY), 1 for 16-bit weights.
+    kernel's (DECODE_EFFICIENCY_BY_KERNEL; fused_gemv's one rate on every card), else the weight format's
+    (DECODE_EFFICIENCY), 1 for 16-bit weights.
 
     Per row where ``generation`` (NVIDIA generation, 0 for other vendors) is given: Marlin runs only on CUDA cards
     of capability 8.0 or more (MARLIN_MIN_GENERATION; vLLM falls back to the awq / gptq kernels elsewhere: the
@@ -1046,7 +1053,7 @@ def decode_efficiency(spec: WorkloadSpec, generation=None, bandwidth_gbps=None):
     by_kernel = DECODE_EFFICIENCY_BY_KERNEL.get((quantization, kernel))
     if by_kernel is None:
         return unstated
-    if generation is None:
+    if generation is None or kernel != "marlin":
         return by_kernel
     generation = np.asarray(generation, dtype=float)
     bandwidth = np.asarray(np.inf if bandwidth_gbps is None else bandwidth_gbps, dtype=float)
@@ -1060,7 +1067,13 @@ def marlin_text(spec: WorkloadSpec, gpu) -> str:
     4-bit weights at and where it comes from, or that vLLM cannot run Marlin here (decode_efficiency); ""
     otherwise."""
     kernel = getattr(spec.inference, "quant_kernel", "unstated")
-    if DECODE_EFFICIENCY_BY_KERNEL.get((spec.weight_quantization, kernel)) is None:
+    if kernel == "fused_gemv" and spec.weight_quantization == "int4":
+        return (
+            f"inference.quant_kernel fused_gemv: the 4-bit weights read at {FUSED_GEMV_INT4_DECODE_EFFICIENCY.value:.3f} "
+            "of the 16-bit rate, a runtime's fused dequantize-GEMV kernel (calm's RTX 4090 gf4 / fp16 rows, "
+            "zeux/calm README: 746 / 892 GB/s; exllamav2, MLC LLM q4f16 alike); the 16-bit lm_head at the 16-bit rate"
+        )
+    if kernel != "marlin" or DECODE_EFFICIENCY_BY_KERNEL.get((spec.weight_quantization, kernel)) is None:
         return ""
     generation = gpu.generation or 0
     rate = float(decode_efficiency(spec, generation, gpu.memory_bandwidth_gbps))

@@ -290,3 +290,72 @@ def test_the_ranking_prices_marlin_per_row(bundled_catalog):
     assert marlin["a100-sxm4-80gb"] < unstated["a100-sxm4-80gb"] * 0.95
     t4 = next(r for r in marlin_rows if r["gpu"] == "t4")
     assert "vLLM cannot run Marlin" in " ".join(t4["reasons"])
+
+
+# q4k (aud51b fix list 3): fused_gemv, a runtime's own fused dequantize-GEMV 4-bit kernel (exllamav2, MLC LLM q4f16,
+# calm gf4). zeux/calm README @021304d6 "Performance", RTX 4090, first 32 tokens: "Llama2 7B (4096), gf4 | 225 tok/s
+# (746 GB/s)" against "Llama2 7B (4096), fp16 | 67 tok/s (892 GB/s)": 746 / 892 = 0.836 of the 16-bit rate
+FUSED_GEMV_RATE = 746 / 892
+
+
+def test_fused_gemv_reads_4_bit_weights_at_calms_ratio():
+    from procurement.sizing.throughput import decode_efficiency, decode_read_bytes
+
+    fused, unstated = _spec("fused_gemv", engine="compiled"), _spec(engine="compiled")
+    assert decode_efficiency(fused) == pytest.approx(FUSED_GEMV_RATE, abs=5e-4)
+    assert decode_efficiency(unstated) == pytest.approx(0.617)  # the unstated default is unchanged
+    quantized = decode_read_bytes(unstated, 1)[0] - LLAMA2_7B_SIXTEEN_BIT
+    assert decode_read_bytes(fused, 1)[0] - LLAMA2_7B_SIXTEEN_BIT == pytest.approx(quantized * 0.617 / 0.836)
+
+
+@pytest.mark.parametrize(("generation", "bandwidth"), [(70, 900.0), (75, 320.0), (80, 600.0), (89, 1008.0)])
+def test_fused_gemv_takes_no_marlin_card_rule(generation, bandwidth):
+    """Marlin's by-card rules (no Marlin below capability 8.0, 1.0 on GA102) are vLLM's, not these runtimes': the one
+    measured rate on every card (no other card's ratio was found for these kernels)."""
+    from procurement.sizing.throughput import decode_efficiency
+
+    fused = _spec("fused_gemv", engine="compiled")
+    assert float(decode_efficiency(fused, generation, bandwidth)) == pytest.approx(FUSED_GEMV_RATE, abs=5e-4)
+
+
+@pytest.mark.parametrize(
+    ("quantization", "engine"),
+    [
+        ("none", "compiled"),
+        ("int8", "compiled"),
+        ("nf4", "compiled"),
+        ("int4", "hf_eager"),
+        ("int4", "vllm_v0"),
+    ],
+)
+def test_fused_gemv_needs_4_bit_weights_in_a_compiled_loop(quantization, engine):
+    with pytest.raises(WorkloadSpecError, match="inference.quant_kernel.*fused_gemv"):
+        _spec("fused_gemv", quantization=quantization, engine=engine)
+
+
+def test_fused_gemv_is_refused_off_inference():
+    with pytest.raises(WorkloadSpecError, match="inference.quant_kernel"):
+        parse_workload_spec(
+            {
+                "task": "qlora",
+                "model": {"preset": "llama-2-7b"},
+                "weight_quantization": "int4",
+                "inference": {"quant_kernel": "fused_gemv"},
+            }
+        )
+
+
+def test_the_row_says_the_fused_gemv_rate(bundled_catalog):
+    from procurement.sizing.gpus import gpu_by_slug
+    from procurement.sizing.throughput import marlin_text
+
+    text = marlin_text(_spec("fused_gemv", engine="compiled"), gpu_by_slug("rtx-4090"))
+    assert "fused_gemv" in text and "0.836" in text and "746 / 892" in text
+    assert not any(token in text for token in ("True", "False", "None"))
+    assert (
+        spec_from_knobs(
+            {"task": "inference", "preset": "llama-3.1-8b", "concurrency": "1", "quant_kernel": "fused_gemv"}
+            | {"weight_quantization": "int4"}
+        )["inference"]["quant_kernel"]
+        == "fused_gemv"
+    )
