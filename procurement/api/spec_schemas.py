@@ -724,6 +724,13 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "fp8 training: the library that runs the linears in fp8 (transformer_engine: NeMo, Megatron; torchao: "
         "torchtitan float8, dynamic scaling)",
     )
+    fp8_pad_inner_dim = _flag(
+        "fp8_recipe torchao only: the run's Float8LinearConfig sets pad_inner_dim (the diffusers-torchao training "
+        "recipe does). torchao then pads both operands of every float8 matmul, a copy kernel each even where no "
+        "padding is needed: eager image (DiT) training pays 2 more kernels a matmul, 8 a linear under full "
+        "recomputation, at the host's launch cost; compiled runs (image fused kernels) fold them. Default false, "
+        "torchao's own default"
+    )
     training_stack = _choice(
         TRAINING_STACKS,
         "Training: the software stack the run uses. other (default): 16-bit dense training on Hopper and later "

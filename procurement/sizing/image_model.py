@@ -884,7 +884,8 @@ def training_flops_per_image(spec) -> float:
     if spec.uses_adapters:
         flops += 6.0 * lora_params(spec)
         if torchao_float8_linears(spec):  # the frozen weights' grad_weight matmuls (see below)
-            flops += 2.0 * (cost.macs - cost.attention_macs)
+            # proj_out stays an nn.Linear (the recipe's module_filter_fn): autograd skips its frozen grad_weight
+            flops += 2.0 * (cost.macs - cost.attention_macs - cost.output_linear_macs)
     autoencoder = vae(spec)
     if image_preset(slug)["family"] == "diffusion" and not spec.image.cache_latents and autoencoder:
         flops += 2.0 * vae_encoder_macs(autoencoder, side)  # a preset without a sized VAE (video): left out
@@ -2295,6 +2296,14 @@ def trained_text_encoder_forward_kernels(spec) -> float:
 # training_flops_per_image adds its FLOPs. Counted, not fitted.
 TORCHAO_FLOAT8_FORWARD_KERNELS = 23.0
 TORCHAO_FLOAT8_BACKWARD_KERNELS = 38.0
+# Float8LinearConfig(pad_inner_dim=True) (spec fp8_pad_inner_dim; the diffusers-torchao training recipe sets it,
+# sayakpaul/diffusers-torchao training/README.md @7042e930): float8_ops.preprocess_addmm (pytorch/ao v0.11.0) runs
+# float8_utils.pad_tensor_for_matmul on both operands of every float8 mm, which calls torch.nn.functional.pad
+# whatever the pad; PyTorch's constant_pad_nd (aten/src/ATen/native/PadNd.cpp) returns `c_input.clone()` when no
+# pad is positive: one copy kernel an operand, 2 an mm. A linear runs 1 mm forward (twice under full
+# recomputation) and 2 backward: 6 a linear, 8 with recomputation (84 -> 92). Inner dims that are not multiples
+# of 16 (a positive pad) do not arise: the recipe's module_filter_fn leaves such linears in 16 bits.
+TORCHAO_FLOAT8_PAD_KERNELS_PER_MM = 2.0
 
 
 def torchao_float8_linears(spec) -> float:
@@ -2314,10 +2323,12 @@ def torchao_float8_linears(spec) -> float:
 
 def torchao_float8_training_kernels(spec) -> float:
     """Host kernels torchao float8 adds to an eager training step: torchao_float8_linears x (the forward's
-    TORCHAO_FLOAT8_FORWARD_KERNELS, twice under full recomputation, + TORCHAO_FLOAT8_BACKWARD_KERNELS)."""
+    TORCHAO_FLOAT8_FORWARD_KERNELS, twice under full recomputation, + TORCHAO_FLOAT8_BACKWARD_KERNELS), each
+    float8 mm paying TORCHAO_FLOAT8_PAD_KERNELS_PER_MM more under fp8_pad_inner_dim (1 mm forward, 2 backward)."""
     replays = 2.0 if spec.gradient_checkpointing == "full" else 1.0
-    per_linear = TORCHAO_FLOAT8_FORWARD_KERNELS * replays + TORCHAO_FLOAT8_BACKWARD_KERNELS
-    return torchao_float8_linears(spec) * per_linear
+    pad = TORCHAO_FLOAT8_PAD_KERNELS_PER_MM if spec.fp8_pad_inner_dim else 0.0
+    forward, backward = TORCHAO_FLOAT8_FORWARD_KERNELS + pad, TORCHAO_FLOAT8_BACKWARD_KERNELS + 2.0 * pad
+    return torchao_float8_linears(spec) * (forward * replays + backward)
 
 
 def lora_training_kernels(spec) -> float:

@@ -49,6 +49,7 @@ class Cost:
     # convolution, linear and attention kernels of the same forward (the FLOP model's; UNets only)
     gemm_kernels: float = 0.0
     linear_outputs: float = 0.0  # elements the per-token linears write per sample (DiTs only)
+    output_linear_macs: float = 0.0  # proj_out's share of `macs` (the DiT's last linear; DiTs only)
     # torch.autocast over a 16-bit UNet (image.autocast; UNets only): bytes its fp32 GroupNorm / LayerNorm
     # chains move beyond the 16-bit forward's, per sample, and the cast kernels they add per forward
     # (AUTOCAST_* below); the score casts are image_model's (eager attention only)
@@ -330,6 +331,7 @@ def dit_cost(config: dict, image_tokens: float, text_tokens: int) -> Cost:
     patch_in = config["in_channels"] * config["patch"] ** 2
     cost.params += 2 * patch_in * h + 4096 * h + 768 * h + 2 * h * h  # patch embed/out, context/pooled proj
     cost.macs += 2 * patch_in * h * image_tokens + 4096 * h * text_tokens
+    cost.output_linear_macs = patch_in * h * image_tokens  # proj_out: h -> patch_in a image token
     cost.forward_peak = tokens * (1 + 3 + 2 * ratio) * h  # input, q/k/v and the MLP hidden of one block
     return cost
 

@@ -566,6 +566,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         "cross_entropy": spec.cross_entropy,
         "attention_kernel": spec.attention_kernel,
         "fp8_recipe": spec.fp8_recipe,
+        "fp8_pad_inner_dim": spec.fp8_pad_inner_dim,
         "training_stack": spec.training_stack,
         "memory_assumptions": (
             memory_assumptions(spec)

@@ -469,6 +469,7 @@ class WorkloadSpec:
     cross_entropy: str = "fp32_softmax"  # the loss's vocabulary-sized tensors (CROSS_ENTROPY)
     attention_kernel: str = "engine"  # ATTENTION_KERNELS
     fp8_recipe: str = "transformer_engine"  # FP8_RECIPES: the library that runs the fp8 linears
+    fp8_pad_inner_dim: bool = False  # torchao Float8LinearConfig(pad_inner_dim=...): copies mm operands
     training_stack: str = "other"  # TRAINING_STACKS: the framework a training run runs on
     mixed_precision: str = "autocast"  # MIXED_PRECISION_STYLES: how 16-bit training runs its ops
     mfu: float | None = None
@@ -533,6 +534,7 @@ _TOP_KEYS = {
     "cross_entropy",
     "attention_kernel",
     "fp8_recipe",
+    "fp8_pad_inner_dim",
     "training_stack",
     "mixed_precision",
     "mfu",
@@ -778,6 +780,7 @@ def _parse_training_fields(reader: _Reader, data: dict, task: str) -> dict:
             data, "attention_kernel", "attention_kernel", "engine", ATTENTION_KERNELS
         ),
         "fp8_recipe": reader.choice(data, "fp8_recipe", "fp8_recipe", "transformer_engine", FP8_RECIPES),
+        "fp8_pad_inner_dim": reader.boolean(data, "fp8_pad_inner_dim", "fp8_pad_inner_dim", False),
         "training_stack": reader.choice(data, "training_stack", "training_stack", "other", TRAINING_STACKS),
         "mixed_precision": reader.choice(
             data, "mixed_precision", "mixed_precision", "autocast", MIXED_PRECISION_STYLES
@@ -1886,6 +1889,11 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         reader.error("fp8_weights", f"fp8 weight storage needs precision fp8, got {spec.precision}")
     if spec.fp8_recipe != "transformer_engine" and spec.precision != "fp8":
         reader.error("fp8_recipe", f"an fp8 recipe needs precision fp8, got {spec.precision}")
+    if spec.fp8_pad_inner_dim and spec.fp8_recipe != "torchao":
+        reader.error(
+            "fp8_pad_inner_dim",
+            f"pad_inner_dim is a torchao Float8LinearConfig option: it needs fp8_recipe torchao, got {spec.fp8_recipe}",
+        )
     if spec.fp8_weights and spec.weight_quantization != "none":
         reader.error(
             "fp8_weights",
