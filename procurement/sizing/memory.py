@@ -17,7 +17,9 @@ it either way); offload moves optimizer state and gradients (and with `optimizer
 host RAM, reported per node as `host_ram_gib`. A training run whose micro-batches vary in length (`max_seq_len`) is
 sized at its longest: the peak is that batch's (at_longest_sequence). A loop that frees its gradients between steps
 (`zero_grad: set_to_none`, torch >= 2.0's default) holds them beside the activations only where they persist
-(_gradients_at_freed_peak); `in_place`, the default, keeps the sum. QLoRA on GPTQ int4 keeps the unpacked 16-bit weights autograd saves
+(_gradients_at_freed_peak); `in_place`, the default, keeps the sum. DeepSpeed ZeRO-1/2 peaks at the larger of the
+backward and the optimizer step, whose fp32 cast of the gradient partition outlives the activations
+(_gradients_at_zero_step_peak). QLoRA on GPTQ int4 keeps the unpacked 16-bit weights autograd saves
 for the backward as `dequantized_weights_gib` (qlora_dequant.saved_copy_bytes).
 """
 
@@ -179,9 +181,13 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
     activations = activations + _bnb_saved_input_bytes(spec, stage, tp, pp)
     if frees_gradients(spec, offload):
         gradients = _gradients_at_freed_peak(spec, state, gradients, activations, tp, dp, zero, pp)
+    gradients = gradients + _deepspeed_ipg_buffer_bytes(spec) + 0 * dp
+    gradients = _gradients_at_zero_step_peak(
+        spec, state, gradients, activations, stage, tp, dp, zero, offload
+    )
     return {
         "weights": weights - head_saving,
-        "gradients": gradients + _deepspeed_ipg_buffer_bytes(spec) + 0 * dp,
+        "gradients": gradients,
         "optimizer_states": optimizer,
         "activations": activations + 0 * dp,
         "kv_cache": np.zeros_like(weights),
@@ -210,6 +216,51 @@ def _deepspeed_ipg_buffer_bytes(spec) -> float:
     return buffers * par.reduce_bucket_size * compute_bytes(spec)
 
 
+# Training stacks whose zero_stage 1 / 2 is DeepSpeed's DeepSpeedZeroOptimizer (stage_1_and_2.py): HF Trainer /
+# Accelerate's DeepSpeed ("other") and GPT-NeoX (DeepSpeed's fork). Megatron's distributed optimizer and llm.c's
+# ZeRO-1 step their own gradient buffers (no fp32 copy of the partition), maxtext / torchtitan are not DeepSpeed.
+DEEPSPEED_ZERO_STACKS = ("other", "gpt_neox")
+
+
+def _gradients_at_zero_step_peak(
+    spec, state: StateBytes, gradients, activations, stage, tp, dp, zero, offload
+):
+    """DeepSpeed ZeRO-1/2's peak is the larger of the backward's and the optimizer step's, reported as `gradients`
+    = that peak less the activations (the breakdown still sums to it; the step's own weights and states are the
+    backward's). DeepSpeedZeroOptimizer.step, deepspeed/runtime/zero/stage_1_and_2.py@v0.12.3 (6ea44d02) lines
+    1758-1788, per parameter group without cpu_offload: `self.flatten(self.averaged_gradients[i]).to(fp32)` (line
+    1768) holds the rank's 16-bit gradient partition (views into grads_in_partition, line 1257: 16 bits at ZeRO-1
+    too, line 1319) + the flat 16-bit copy + the fp32 copy at once; the 16-bit ones go (lines 1776-1778) and the fp32
+    copy is the optimizer's .grad through _optimizer_step (line 1786), freed after (line 1788). The activations were
+    freed by backward and the ipg buckets at its end (line 750), so the step holds weights + optimizer states +
+    _zero_step_bytes_per_param x the stage's trainable parameters / tp / dp. Only on the GPU (cpu_offload steps a
+    host fp32 buffer, lines 1738-1756) and on DeepSpeed's stacks (DEEPSPEED_ZERO_STACKS)."""
+    if (
+        offload != "none"
+        or spec.optimizer_in_backward
+        or spec.training_stack not in DEEPSPEED_ZERO_STACKS
+        or not state.grad_bytes_per_param
+    ):
+        return gradients
+    step = state.trainable_params * _zero_step_bytes_per_param(spec, state) * stage / tp / dp
+    at_peak = np.maximum(activations + gradients, step) - activations
+    return np.where((zero == 1) | (zero == 2), at_peak, gradients)
+
+
+def _zero_step_bytes_per_param(spec, state: StateBytes) -> float:
+    """Bytes a partition parameter at DeepSpeed ZeRO-1/2's step (_gradients_at_zero_step_peak): the larger of the
+    flatten-and-cast (16-bit partition + flat copy + fp32 copy: 2 + 2 + 4 = 8 B in 16-bit training; fp32 training's
+    `.to(fp32)` returns the flat copy itself: 4 + 4) and the optimizer step over the fp32 gradient (4 B) with a
+    wrapped torch AdamW's state-sized temporaries (bytes_model.adamw_step_temporary_states, fp32 states: 0 for
+    DeepSpeed's FusedAdam, 1 at torch >= 2.1, 2 at 2.0). A run whose optimizer has several parameter groups keeps
+    the one contiguous 16-bit buffer (line 1257) until the last group's views go; not counted (HF Trainer's second,
+    no-decay group is a few biases and norms, stepped after the big one)."""
+    grad = state.grad_bytes_per_param
+    cast = 2.0 * grad + (4.0 if grad < 4.0 else 0.0)
+    optimizer_step = 4.0 + 4.0 * adamw_step_temporary_states(spec)
+    return max(cast, optimizer_step)
+
+
 def frees_gradients(spec, offload=None) -> bool:
     """Whether the spec's loop frees its gradients between steps in a way memory can count: zero_grad
     set_to_none (torch >= 2.0's Optimizer.zero_grad default) with one micro-batch a step (accumulation keeps
@@ -234,8 +285,8 @@ def _gradients_at_freed_peak(spec, state: StateBytes, gradients, activations, tp
     end (every gradient) the sum is linear in the layers done and peaks at one end; the step then adds its
     temporary. Reported as `gradients` = that peak less the activations, so the breakdown still sums to it.
 
-    Where it holds: one data-parallel rank (dp 1), no pipeline, ZeRO 0 (ZeRO-1 means DeepSpeed, whose optimizer keeps
-    its own gradient buckets and steps differently: no source here, aud49z). Elsewhere the plan keeps a
+    Where it holds: one data-parallel rank (dp 1), no pipeline, ZeRO 0 (ZeRO-1/2 means DeepSpeed, whose optimizer keeps
+    its own gradient partition and steps differently, aud49z: _gradients_at_zero_step_peak, zstep). Elsewhere the plan keeps a
     gradient-sized buffer the whole step and the sum stands: torch DDP's reducer buckets (pytorch/pytorch
     PR #41954: pointing .grad at the bucket buffers dropped roberta-base's peak by ~1 GB, its gradients' size,
     so without it the buckets are a second, persistent copy), ZeRO-2 / 3 and FSDP reduce-scatter into sharded

@@ -296,13 +296,19 @@ def qwen_lora_spec(model: dict, seq: int, gpus: int, *, qlora: bool = False) -> 
     qwenq (stop 51): Q-LoRA runs under DeepSpeed ZeRO-2 on one GPU as on several (finetune_qlora_single_gpu.sh and
     finetune_qlora_ds.sh both pass --deepspeed finetune/ds_config_zero2.json, unchanged since af22d5e of
     2023-09-11: "stage": 2, "reduce_bucket_size": 2e8, "overlap_comm": true, contiguous_gradients true), so it is
-    stated as run: zero_stage 2 with DeepSpeed's two 2e8-element fp16 gradient buckets (memory.py)."""
+    stated as run: zero_stage 2 with DeepSpeed's two 2e8-element fp16 gradient buckets (memory.py).
+    zstep (stop 51): ds_config_zero2.json (af22d5e) also has an optimizer block ("type": "AdamW"), which DeepSpeed
+    builds as its FusedAdam (engine.py _configure_basic_optimizer; fix50o's reading for finetune_lora_ds.sh), so
+    Q-LoRA states optimizer_impl deepspeed_fused: no step temporaries at ZeRO-2's step peak (memory.py
+    _gradients_at_zero_step_peak). Nothing else read it on these plans (speed prices no fp32-adapter step)."""
     single_gpu_autocast = gpus == 1 and not qlora
     parallelism = {"gpus": gpus, "zero_stage": 3 if gpus > 1 else 0}
+    optimizer = {}
     if qlora:
         parallelism = {"gpus": gpus, "zero_stage": 2, "reduce_bucket_size": 200_000_000, "overlap_comm": True}
+        optimizer = {"optimizer_impl": "deepspeed_fused"}
     adapters = {"adapter_dtype": "fp32"} if single_gpu_autocast else {}
-    loss = {"cross_entropy": "shifted_autocast" if single_gpu_autocast else "shifted_16bit"}
+    loss = {"cross_entropy": "shifted_autocast" if single_gpu_autocast else "shifted_16bit"} | optimizer
     return loss | {
         "task": "lora",
         "model": model | {"eager_layer": "qwen1"},

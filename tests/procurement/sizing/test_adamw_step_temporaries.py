@@ -118,12 +118,19 @@ def test_the_freed_gradient_step_phase_counts_the_same_states():
     assert tensors == pytest.approx(expected)
 
 
-def test_in_place_and_zero_stage_1_do_not_read_it():
-    """The gradients held (in_place), or DeepSpeed's own optimizer (ZeRO-1 on one rank): no change."""
+def test_in_place_does_not_read_it_and_zero_stage_1_reads_it_at_deepspeed_s_step():
+    """The gradients held (in_place): no change. ZeRO-1 on one rank, restated by zstep (stop 51): was "no change"
+    (both sized the backward's sum, 2 B x P of gradients); DeepSpeed's step is now counted (memory.
+    _gradients_at_zero_step_peak, stage_1_and_2.py@v0.12.3 lines 1758-1788) and it steps the wrapped client torch
+    AdamW over the fp32 gradient partition, so the temporaries count there. By hand, P = 3,212,749,824, one rank:
+    torch 2.0.1 foreach, fp32 gradient 4 B + two fp32 temporaries 8 B = 12 B x P = 35.90 GiB; fused, the cast's
+    2 + 2 + 4 = 8 B x P = 23.94 GiB (gradients + activations, the step's share over weights and states)."""
     held = {k: v for k, v in PEFT_FT.items() if k != "zero_grad"}
     assert _memory(held | {"torch_version": "2.0.1"}) == _memory(held | {"optimizer_impl": "fused"})
     zero1 = PEFT_FT | {"parallelism": {"gpus": 1, "zero_stage": 1}}
-    assert _memory(zero1 | {"torch_version": "2.0.1"}) == _memory(zero1 | {"optimizer_impl": "fused"})
+    foreach, fused = _memory(zero1 | {"torch_version": "2.0.1"}), _memory(zero1 | {"optimizer_impl": "fused"})
+    assert foreach["gradients_gib"] + foreach["activations_gib"] == pytest.approx(12 * PARAMS / GIB, rel=1e-9)
+    assert fused["gradients_gib"] + fused["activations_gib"] == pytest.approx(8 * PARAMS / GIB, rel=1e-9)
 
 
 @pytest.mark.parametrize(
@@ -166,13 +173,17 @@ def test_schema_and_form_carry_the_fields():
 def test_the_set_to_none_max_rule_is_zero_stage_0_only_per_plan():
     """aud49z fix 3 (memory._gradients_at_freed_peak, 9dd8d31f): one GPU at ZeRO 0 drops the gradients to the head's
     (128,256 x 3,072 x 2 B at 768 tokens, test_zero_grad.py); the same GPU at ZeRO-1 is DeepSpeed's optimizer (its
-    ipg gradient buckets and a flattened fp32 partition stepped by its own Adam), so the sum stays: all gradients."""
+    ipg gradient buckets and a flattened fp32 partition stepped by its own Adam), so the set_to_none rule does not
+    apply. Restated by zstep (stop 51): was gradients 2 B x P = 5.98 GiB (the backward's sum); DeepSpeed's step now
+    counts (memory._gradients_at_zero_step_peak: 16-bit partition 2 + flat copy 2 + fp32 copy 4 = 8 B x P / dp, dp
+    1, torch >= 2.1 foreach's 4 + 4 no larger), 8 x 3,212,749,824 B = 23.94 GiB as gradients + activations."""
     from procurement.sizing.memory import memory_breakdown_gib
 
     spec = parse_workload_spec(PEFT_FT | {"max_seq_len": 768})
     arrays = memory_breakdown_gib(spec, [1, 1], zero_stage=[0, 1])
     assert arrays["gradients_gib"][0] == pytest.approx(128256 * 3072 * 2 / GIB)
-    assert arrays["gradients_gib"][1] == pytest.approx(PARAMS * 2 / GIB)
+    at_step = arrays["gradients_gib"][1] + arrays["activations_gib"][1]
+    assert at_step == pytest.approx(8 * PARAMS / GIB, rel=1e-9)
 
 
 def test_a_fused_adamw_step_reads_and_writes_7_accesses_on_zero_stage_0():
