@@ -610,7 +610,9 @@ def unstated_density_note(spec) -> str | None:
     image (DETECTOR_MAX_OBJECTS), whose assigner slots are held for every anchor of the batch, and how much
     of the memory that is against a one-object-an-image set (aud51i: a 25-image sparse set read +17.7%).
     The default is not changed: no source gives a small dataset's density. None where it is stated."""
-    if not is_yolo(spec) or not spec.is_training or spec.image.max_objects_per_image is not None:
+    if not spec.is_training or spec.model.image_arch is None or spec.model.is_image_tier or not is_yolo(spec):
+        return None
+    if spec.image.max_objects_per_image is not None:
         return None
     objects = DETECTOR_MAX_OBJECTS.value
     slots = spec.micro_batch_size * detector_anchors(resolution(spec)) * DETECTOR_ASSIGNER_BYTES.value
