@@ -187,8 +187,8 @@ R_SIZE = (
 )
 
 
+# Was a strict xfail (R_SIZE, aud51r): the crash above. FIXED in the stop (q4k 6ece8ccf, fix51t): unstated_density_note returns None for a spec without an image network, as dense_detector_peak_note does; before -> after: AttributeError -> the size document answers. Kept as the regression test.
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=R_SIZE)
 def test_the_size_service_answers_a_language_model_spec(bundled_catalog):
     report = size_spec_document(GOSS_TP1, [A100], calibrate=False)
     assert report["candidates"]
