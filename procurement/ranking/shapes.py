@@ -566,6 +566,7 @@ def _hours(
             compute_efficiency=np.array([serving_efficiency(spec, gpu) for gpu in kind_gpus])[kind],
             power_bound_tflops=_power_bound(spec, kind_gpus, kind),
             sm_clock_hz=np.array([sm_clock_hz(gpu) for gpu in kind_gpus], dtype=float)[kind],
+            l2_cache_bytes=np.array([gpu.l2_cache_bytes or np.nan for gpu in kind_gpus], dtype=float)[kind],
         )
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)

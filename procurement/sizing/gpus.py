@@ -57,6 +57,32 @@ def nvlink_domain_gpus(interconnect: str) -> int:
     return int(found.group(1)) if found else int(GPUS_PER_NODE.value)
 
 
+# Each card's L2 cache in bytes, from its architecture whitepaper (KB = 1,024 B); a card not listed has no opened
+# source (None: the L2-residency terms of the image engine are left out there, today's behaviour).
+# GA100: "NVIDIA A100 Tensor Core GPU Architecture" whitepaper (2020), Table 3: A100 L2 Cache Size 40960 KB.
+# GH100: "NVIDIA H100 Tensor Core GPU Architecture" whitepaper (2022), Table 3: H100 SXM5 and H100 PCIe 50 MB.
+# AD102: "NVIDIA Ada GPU Architecture" whitepaper (2022), Table 1: RTX 4090 73728 KB (72 MB), full AD102 98304 KB,
+# taken for the L40S / L40 (AD102 parts whose NVIDIA datasheets state no L2: unverified).
+# GA102: "NVIDIA Ampere GA102 GPU Architecture" whitepaper (2020), Table 1: 6144 KB (RTX 3090; taken for the GA102
+# RTX A6000, A40, A10 / A10G). TU104: "NVIDIA Turing GPU Architecture" whitepaper (2018): 4096 KB (T4).
+# GV100: "NVIDIA Tesla V100 GPU Architecture" whitepaper (2017): 6144 KB.
+_KB = 1024
+L2_CACHE_BYTES_BY_SLUG = {
+    **dict.fromkeys(
+        ("a100-sxm4-40gb", "a100-pcie-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "a800-pcie-80gb"),
+        40960 * _KB,
+    ),
+    **dict.fromkeys(("h100-sxm5-80gb", "h100-pcie-80gb"), 51200 * _KB),
+    # the same GH100 die, whose datasheets state no L2: taken as the H100's (unverified)
+    **dict.fromkeys(("h100-nvl-94gb", "h200-sxm-141gb", "gh200-96gb"), 51200 * _KB),
+    **dict.fromkeys(("l40s", "l40"), 98304 * _KB),
+    "rtx-4090": 73728 * _KB,
+    **dict.fromkeys(("rtx-3090", "rtx-a6000", "a40", "a10", "a10g"), 6144 * _KB),
+    "t4": 4096 * _KB,
+    **dict.fromkeys(("v100-sxm2-16gb", "v100-sxm2-32gb", "v100-pcie-16gb"), 6144 * _KB),
+}
+
+
 @dataclass(frozen=True)
 class GpuSpec:
     slug: str
@@ -178,6 +204,13 @@ class GpuSpec:
         reads the GDDR6X RTX 3090 at 0.73-0.76 of its datasheet (aud51b)."""
         measured = MEASURED_DECODE_READ_FRACTIONS.get(self.slug)
         return measured.value if measured is not None else ACHIEVED_BANDWIDTH.value
+
+    @property
+    def l2_cache_bytes(self) -> float | None:
+        """The card's L2 cache in bytes (L2_CACHE_BYTES_BY_SLUG, from its architecture whitepaper); None where
+        no source was opened."""
+        found = L2_CACHE_BYTES_BY_SLUG.get(self.slug)
+        return None if found is None else float(found)
 
     @cached_property
     def nvlink_domain_gpus(self) -> int:

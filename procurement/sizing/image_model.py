@@ -1006,6 +1006,58 @@ def fp16_clip_elements_per_sample(spec) -> float:
     )
 
 
+# Bytes per element of q or k that diffusers' eager Flux attention moves in its fp32 chains, counted from
+# huggingface/diffusers @375ec930 (v0.33.1), kernel by kernel (read + write, bf16 2 B, fp32 4 B):
+# models/normalization.py RMSNorm.forward 554-563 (norm_q / norm_k / norm_added_q / norm_added_k):
+# .to(float32) 2+4, .pow(2) 4+4, .mean(-1) 4, hidden_states * rsqrt(...) 2+4 (bf16 x fp32 promotes to fp32),
+# .to(weight.dtype) 4+2, * weight 2+2 = 34, less the 4 B (one 16-bit write and read) the activations already
+# count: 30. models/embeddings.py apply_rotary_emb 1204-1213 (use_real, unbind -1): -x_imag 2+1 (a strided half
+# of x: whole 32 B sectors read), torch.stack 3+2, x.float() 2+4, * cos 4+4, x_rotated.float() 2+4, * sin 4+4,
+# the add 8+4, .to(x.dtype) 4+2 = 54. Counted from the code, not fitted.
+FLUX_QK_NORM_BYTES_PER_ELEMENT = 30.0
+FLUX_QK_ROPE_BYTES_PER_ELEMENT = 54.0
+
+
+def flux_qk_chain_dram_bytes_per_step(spec, l2_cache_bytes) -> np.ndarray:
+    """DRAM bytes one eager denoising step of a Flux transformer moves in its fp32 q / k chains beyond the
+    counted activations, per card (`l2_cache_bytes`: each row's L2, GpuSpec.l2_cache_bytes; None or NaN: not
+    known, 0 there, today's behaviour). diffusers' FluxAttnProcessor2_0 (models/attention_processor.py
+    @375ec930 2304-2340) runs RMSNorm on q and k (the joint blocks on the image and the text tokens apart,
+    the single blocks on both), then apply_rotary_emb on the joined q and k: chains of elementwise kernels,
+    each writing a tensor of the batch's heads x tokens x head_dim in fp32 that the next one reads
+    (FLUX_QK_*_BYTES_PER_ELEMENT). A chain whose fp32 tensor fits the card's L2 is read back from it; one that
+    does not streams through DRAM at every kernel: each kernel walks the tensor in the order the one before
+    wrote it, so with a cache smaller than the tensor every line is evicted before it is read again (the
+    thrashing the CUDA C++ Best Practices Guide's 'L2 Cache Access Window' sliding-window benchmark shows once
+    its window exceeds the L2 it may hold). The rule is all or nothing at the datasheet size (GpuSpec.
+    l2_cache_bytes), which overstates the L2 a little (the A100 / H100 split it in two partitions, and the
+    weights and other tensors share it). So at 1,024 px (4,608 tokens, 14.2M elements, 56.6 MB a tensor) the
+    H100's 50 MB and the A100's 40 MB spill and the L40S's 96 MB holds it. Eager 16-bit Flux inference only
+    (torch.compile fuses the chains: image.fused_kernels; training runs them too, forward and backward, not
+    priced here; SD3 has no RoPE and is not read here)."""
+    l2 = np.asarray(np.nan if l2_cache_bytes is None else l2_cache_bytes, dtype=float)
+    if spec.is_training or spec.precision == "fp32" or spec.image.fused_kernels or not is_diffusion(spec):
+        return np.zeros_like(l2)
+    denoiser = image_preset(spec.model.image_arch.slug)["denoiser"]
+    if denoiser.get("kind") != "mmdit" or not denoiser.get("single_blocks"):
+        return np.zeros_like(l2)
+    samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
+    joined = spec_network_cost(spec).tokens * denoiser["hidden"] * samples
+    text = (text_tokens(spec) or 0) * denoiser["hidden"] * samples
+    # (elements of one tensor, bytes an element, tensors a forward): q and k in every block
+    chains = (
+        (joined - text, FLUX_QK_NORM_BYTES_PER_ELEMENT, 2 * denoiser["joint_blocks"]),
+        (text, FLUX_QK_NORM_BYTES_PER_ELEMENT, 2 * denoiser["joint_blocks"]),
+        (joined, FLUX_QK_NORM_BYTES_PER_ELEMENT, 2 * denoiser["single_blocks"]),
+        (joined, FLUX_QK_ROPE_BYTES_PER_ELEMENT, 2 * (denoiser["joint_blocks"] + denoiser["single_blocks"])),
+    )
+    total = np.zeros_like(l2)
+    for elements, per_element, tensors in chains:
+        spills = np.nan_to_num(4.0 * elements > l2, nan=0.0) & np.isfinite(l2)
+        total = total + np.where(spills, elements * per_element * tensors, 0.0)
+    return total
+
+
 # FasterTransformer is sized as its last release, v5.3 (NVIDIA/FasterTransformer tag release/v5.3_tag, d21dc02,
 # 2023-01-23; the ViT code below is the same at v5.2, 4c014fba, which vit44 first read): what a user running it
 # today builds. Its ViT guide's tables (docs/vit_guide.md) were measured on v5.0 (a44c381, 2022-04-15) and never
@@ -2388,7 +2440,9 @@ def attention_ceiling(spec, generation):
     return np.where(np.asarray(generation) == 90, HOPPER_SDPA_ATTENTION_EFFICIENCY.value, np.inf)
 
 
-def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=None, power_bound_flops=None):
+def inference_seconds_per_image(
+    spec, peak_flops, bandwidth_bytes, generation=None, power_bound_flops=None, l2_cache_bytes=None
+):
     """Compute at the work-per-kernel efficiency (inference_efficiency) plus the elementwise traffic at
     the achieved bandwidth (as language models' decode); eager kernels run one after another, so the two
     add, and so does a detector's fixed per-forward latency (forward_overhead_seconds_per_image) and, for an
@@ -2396,7 +2450,8 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
     one (eager_attention_excess_seconds_per_image). Attention FLOPs run at that efficiency or at the card's attention ceiling, whichever is lower
     (attention_ceiling; `generation`: the card's NVIDIA generation, None: no ceiling). No faster than the
     generation's FLOPs at `power_bound_flops` (compute_peak.power_bound_tflops: what the card's board power
-    sustains; None: no bound)."""
+    sustains; None: no bound). An eager Flux step adds its fp32 q / k chains where they spill the card's L2
+    (flux_qk_chain_dram_bytes_per_step; `l2_cache_bytes`: each row's L2, None: not priced)."""
     efficiency = inference_efficiency(spec, peak_flops)
     attention = attention_flops_per_image(spec)
     attention_efficiency = np.minimum(efficiency, attention_ceiling(spec, generation))
@@ -2414,6 +2469,11 @@ def inference_seconds_per_image(spec, peak_flops, bandwidth_bytes, generation=No
         spec, peak_flops, bandwidth_bytes, generation, attention_efficiency
     )
     step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
+    spill = flux_qk_chain_dram_bytes_per_step(spec, l2_cache_bytes) / (
+        bandwidth_bytes * ACHIEVED_BANDWIDTH.value
+    )
+    step = step + spill
+    traffic = traffic + spill * steps(spec) / spec.micro_batch_size
     # the measured attention is GPU work of the ViT's one forward: the host's launches overlap it
     units = eager_step_units(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
     launches = eager_launch_seconds_per_image(spec, step + eager * spec.micro_batch_size, units)
@@ -2455,6 +2515,7 @@ def inference_rows(
     pipeline_parallel,
     generation=None,
     power_bound_tflops=None,
+    l2_cache_bytes=None,
 ) -> dict:
     """Images/s per GPU (inference_seconds_per_image), in the keys the serving path reads (a 'token' is an
     image: per stream = one image's rate within a batch, total = the batch over all replicas)."""
@@ -2465,7 +2526,8 @@ def inference_rows(
     batch = float(spec.micro_batch_size)
     bandwidth = np.asarray(bandwidth_gbps, dtype=float) * 1e9
     bound = None if power_bound_tflops is None else np.asarray(power_bound_tflops, dtype=float) * 1e12
-    per_gpu = 1.0 / inference_seconds_per_image(spec, peak, bandwidth, generation, bound)
+    l2 = None if l2_cache_bytes is None else np.asarray(l2_cache_bytes, dtype=float)
+    per_gpu = 1.0 / inference_seconds_per_image(spec, peak, bandwidth, generation, bound, l2)
     batch_seconds = batch / per_gpu
     zeros = np.zeros_like(per_gpu * gpus)
     return {

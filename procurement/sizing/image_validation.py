@@ -163,7 +163,10 @@ def _pipeline_seconds(spec: dict, gpu_slug: str) -> float:
     gpu = gpu_by_slug(gpu_slug)
     peak, bandwidth = _peak_tflops(gpu, parsed) * 1e12, gpu.memory_bandwidth_gbps * 1e9
     bound = power_bound_tflops(parsed, gpu) * 1e12
-    return float(image_model.inference_seconds_per_image(parsed, peak, bandwidth, gpu.generation, bound))
+    seconds = image_model.inference_seconds_per_image(
+        parsed, peak, bandwidth, gpu.generation, bound, gpu.l2_cache_bytes
+    )
+    return float(seconds)
 
 
 def _mlperf_samples_per_second() -> float:

@@ -195,6 +195,7 @@ def _throughput_rows(
         tensor_parallel_nvlink=tp_nvlink,
         compute_efficiency=np.repeat([serving_efficiency(spec, gpu) for gpu in gpus], len(plans)),
         sm_clock_hz=np.repeat([sm_clock_hz(gpu) for gpu in gpus], len(plans)),
+        l2_cache_bytes=np.repeat([gpu.l2_cache_bytes or np.nan for gpu in gpus], len(plans)).astype(float),
     )
 
 

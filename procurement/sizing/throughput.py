@@ -1213,6 +1213,7 @@ def inference_throughput(
     expert_compute_efficiency=None,
     pipeline_link_gbps=None,
     sm_clock_hz=None,
+    l2_cache_bytes=None,
 ) -> dict[str, np.ndarray]:
     """Decode tokens/s (per stream and total over concurrency and replicas) and time to first token.
 
@@ -1262,6 +1263,8 @@ def inference_throughput(
     pp > 1 stages serves as vLLM runs it (``serving_pipeline_batches``: pp micro-batches in flight, each stage's
     weights read once a micro-batch, a send of activations between stages); None: one batch in flight (the
     stages idle in turn), the `size` model for a stated pipeline.
+    `l2_cache_bytes`: image presets, each row's L2 (GpuSpec.l2_cache_bytes; None or NaN: not known), where an eager
+    Flux step's fp32 q / k chains spill it (image_model.flux_qk_chain_dram_bytes_per_step).
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
@@ -1277,6 +1280,7 @@ def inference_throughput(
             pipeline_parallel=pp,
             generation=generation,
             power_bound_tflops=power_bound_tflops,
+            l2_cache_bytes=l2_cache_bytes,
         )
     inference = spec.inference
     concurrency = float(inference.concurrency)

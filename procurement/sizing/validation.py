@@ -956,6 +956,7 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
             generation=gpu.generation or 0,
             compute_efficiency=serving_efficiency(spec, gpu),
             sm_clock_hz=sm_clock_hz(gpu),
+            l2_cache_bytes=gpu.l2_cache_bytes,
         )
         if case.metric == "ttft_ms":
             return float(served["time_to_first_token_seconds"]) * 1000.0

@@ -78,6 +78,26 @@ def test_generation_job_prices_its_images():
     efficiency_a100 = 0.534 * weight_rows / (weight_rows + 549)
     assert im.inference_efficiency(FLUX_BATCH, 312e12) == pytest.approx(efficiency_a100, rel=1e-6)
     assert efficiency_a100 == pytest.approx(0.5214, abs=1e-4)
+    # img51: diffusers' fp32 q / k chains (image_model.flux_qk_chain_dram_bytes_per_step) at 4,352 joined tokens:
+    # every block's joined q / k (4,352 x 3,072 = 13.37M elements, 53.5 MB in fp32) through the single blocks'
+    # RMSNorm (30 B an element) and RoPE (54 B), the joint blocks' image q / k (12.58M, 50.3 MB) through RMSNorm;
+    # each chain in DRAM where its fp32 tensor exceeds the card's L2 (whitepapers: H100 SXM5 and PCIe 51,200 KB, A100 40,960 KB;
+    # the L40S's 96 MB holds both), 4 steps an image
+    joined, image = 4352 * 3072, 4096 * 3072
+    l2_kb = {
+        "h100-sxm5-80gb": 51_200,
+        "h100-pcie-80gb": 51_200,
+        "a100-sxm4-80gb": 40_960,
+        "a100-sxm4-40gb": 40_960,
+        "l40s": 98_304,
+    }
+    assert {row["gpu"] for row in rows[:5]} <= set(l2_kb)
+
+    def spill_bytes(slug: str) -> float:
+        l2 = l2_kb[slug] * 1024
+        chains = joined * (30 * 76 + 54 * 114) if 4 * joined > l2 else 0.0
+        return 4 * (chains + (image * 30 * 38 if 4 * image > l2 else 0.0))
+
     for row in rows[:5]:
         # seconds per image per GPU = FLOPs / (dense bf16 peak x efficiency at that peak) + activation
         # traffic / (bandwidth x 0.7), the attention FLOPs at 35% of peak on Hopper; every GPU a replica
@@ -88,7 +108,7 @@ def test_generation_job_prices_its_images():
         per_gpu = 1 / (
             (flops - attention) / (peak * efficiency)
             + attention / (peak * ceiling)
-            + traffic / (gpu.memory_bandwidth_gbps * 1e9 * 0.7)
+            + (traffic + spill_bytes(row["gpu"])) / (gpu.memory_bandwidth_gbps * 1e9 * 0.7)
         )
         assert row["hours"] == pytest.approx(
             10000 / (per_gpu * row["gpus"]) / 3600, abs=6e-4

@@ -99,8 +99,9 @@ def test_the_charged_fp16_gap_does_not_exceed_the_published_one(bundled_catalog,
 
 R_GAP = (
     "UNEXPLAINED: the clip is the right mechanism but not the published fp16 / bf16 gap: [FLUXBJ] A100 +0.479 s "
-    "(16.130 vs 15.651, +3.1%), ours +0.045 (14.205 vs 14.160); H100 +0.119 s avg / +0.090 p50, ours +0.027 "
-    "(5.422 vs 5.395). Ruled out: the clip's size (2.27 GB a step read + written, counted from transformer_flux.py "
+    "(16.130 vs 15.651, +3.1%), ours +0.045 (16.829 vs 16.785; 14.205 vs 14.160 before img51's fp32 q / k "
+    "chains, which both dtypes run alike); H100 +0.119 s avg / +0.090 p50, ours +0.027 (6.848 vs 6.821; 5.422 vs "
+    "5.395 before img51). Ruled out: the clip's size (2.27 GB a step read + written, counted from transformer_flux.py "
     "@375ec930; 1.1 ms a step at the A100 80 GB peak, 1.6 ms as charged). Lead, not sized at the run's transformers "
     "release: T5's _keep_in_fp32_modules ['wo'] applies only when torch_dtype is float16 (fp32 FF output GEMMs, "
     "~1 TFLOP on 512 tokens once an image, ~0.05 s on an A100 without TF32); the rest may be run-to-run variance "

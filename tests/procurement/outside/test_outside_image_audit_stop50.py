@@ -254,9 +254,17 @@ def test_flux_lora_24gb_sized_cause_t5_in_8_bits(bundled_catalog):
 
 R_BASETEN = (
     "UNEXPLAINED (aud50i): published 8-10 s (mid 9.0) for one 1024 px SDXL image on an A100 'out of the box' "
-    "(diffusers' defaults: 50 steps, CFG), ours 5.93 s in fp16 with SDPA (-34%); lead: the post's own step 5 "
+    "(diffusers' defaults: 50 steps, CFG), ours 5.93 s in fp16 with SDPA (-34%; 5.96 s, -33.8%, at stop 51); lead: the post's own step 5 "
     "adds 'efficient attention' and an fp16 VAE, so its baseline ran eager attention (and an fp32-upcast VAE): "
-    "flash_attention false gives 7.65 s (-15%); the card (40 or 80 GB) and its diffusers/torch are not stated"
+    "flash_attention false gives 7.65 s (-15%); the card (40 or 80 GB) and its diffusers/torch are not stated. "
+    "img51 read the post: its facts are the 8-10 s, the A100 and that step 5 ('Chose a fp16 vae and efficient "
+    "attention to improve memory efficiency') came after it; the fp32 VAE that implies is already priced "
+    "(SDXL presets under fp16 decode with force_upcast, image_model vae_fp32_under_fp16). Not restated as eager: "
+    "diffusers v0.19.0 (@ef9824f9, SDXL 1.0's release) picks AttnProcessor2_0 (SDPA) whenever torch has "
+    "F.scaled_dot_product_attention (models/attention_processor.py 162), so the baseline ran eager only under "
+    "torch 1.x, which the post does not state ('efficient attention' may be xformers over SDPA). Ours 5.96 s on "
+    "the 80 GB (6.26 s on the 40 GB, -30%); stated as eager 7.68 / 8.51 s (-14.7% / -5.4%): the eager lead "
+    "would size 80-100% of the gap, but (a) is not located in the run"
 )
 
 

@@ -125,6 +125,16 @@ def test_inference_speed_is_compute_plus_elementwise_traffic():
     traffic = 2 * 2 * (28 * transformer.saved + t5.saved + clip.saved + decoder_saved)  # bf16, write + read
     seconds = (flops - attention) / (989.5e12 * 0.5156) + attention / (989.5e12 * 0.35)
     seconds += traffic / (3350e9 * 0.7)
+    # img51: diffusers' fp32 q / k chains spill the H100's 50 MB L2 (51,200 KB = 52,428,800 B) at batch 2: the
+    # joint blocks' image q / k (2 x 4,096 x 3,072 = 25.17M elements, 100.7 MB in fp32) through RMSNorm (30 B an
+    # element), every block's joined q / k (2 x 4,608 x 3,072 = 28.31M, 113.2 MB) through the single blocks'
+    # RMSNorm (30 B) and RoPE (54 B); the text's (3.15M, 12.6 MB) stays in L2 (image_model.
+    # flux_qk_chain_dram_bytes_per_step): 25.17M x 30 x 38 + 28.31M x (30 x 76 + 54 x 114) = 267.5 GB a step,
+    # 28 steps over 2 images (before img51: 0.1894 images/s a GPU; after: 0.1454)
+    image, joined = 2 * 4096 * 3072, 2 * 4608 * 3072
+    spill = image * 30 * 38 + joined * (30 * 76 + 54 * 114)
+    assert spill == pytest.approx(267.5e9, rel=1e-3)
+    seconds += 28 * spill / 2 / (3350e9 * 0.7)
     assert report["throughput"]["images_per_second_per_gpu"] == pytest.approx(1 / seconds, rel=1e-3)
     assert report["throughput"]["seconds_per_batch"] == pytest.approx(2 * seconds, rel=1e-3)
     fused = _spec(task="inference", model={"preset": "flux.1-dev"}, image={"fused_kernels": True})
