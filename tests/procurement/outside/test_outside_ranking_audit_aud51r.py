@@ -205,7 +205,7 @@ R_V22331 = (
     "(2 a layer x 36) at ~25 us, the usual latency of a small NVLink all-reduce on A100 (moefloor: the engine "
     "already charges 20.02 us a call, 1.44 ms at TP 2; nccl-tests' A100 table reads 25.56 us at 5,760 B, 0.40 ms "
     "more, 4% of the TP 2 gap); the per-layer floor (Marlin MXFP4 fused_moe on Ampere, the Triton attention with sinks, "
-    "router and top-k, each a launch) is not sized: 0% of the TP 1 gap. The same class as aud50b's [DSR1] (MoE "
+    "router and top-k, each a launch) was not sized by aud51r (0% of the TP 1 gap; moefloor below). The same class as aud50b's [DSR1] (MoE "
     "decode at small batch: 0.42 ms a layer on H200) and ghostplant's own reading ('if local expert count per device "
     "is small, the MoE layer start to slow down'). The row's accuracy block says 'no published runs of LLM decode at "
     "batch 1 of mixture-of-experts models to check it against' (the doubt is shown, the figure is not hedged). Rows "
