@@ -50,8 +50,10 @@ _H, _I, _KV, _L, _V = 6144, 24576, 4 * 128, 40, 49152
 SC2_LINEAR = _L * (2 * _H * _H + 2 * _H * _KV + 2 * _H * _I)  # 15,351,152,640 block-linear weights
 SC2_TABLES = 2 * _V * _H  # input table + untied head: 603,979,776 (bnb never quantizes either)
 SC2_SMALL = _L * (2 * _H + 2 * _KV + _I + _H + 4 * _H) + 2 * _H  # biases + LayerNorms: 2,756,608
-# Mistral-style rotary caches of the 2024 Starcoder2 port: cos_cached and sin_cached, 16,384 x 128, in the load
-# dtype, one pair a layer (buffers, so get_memory_footprint counts them; not weights).
+# Rotary caches of the 2024 transformers port: Starcoder2RotaryEmbedding ("Copied from ... MistralRotaryEmbedding",
+# stored copy of modeling_starcoder2.py id 27307902746) calls _set_cos_sin_cache(seq_len=max_position_embeddings,
+# dtype=torch.get_default_dtype()) in __init__, one module a layer: cos_cached and sin_cached, 16,384 x 128 in the
+# load dtype (buffers, so get_memory_footprint counts them; not weights).
 SC2_ROTARY_B = _L * 2 * 16384 * 128 * 2
 
 
