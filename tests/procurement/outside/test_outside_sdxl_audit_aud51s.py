@@ -86,7 +86,10 @@ def test_fal_sdxl_compiled_channels_last_a100(bundled_catalog):
 def test_fal_sdxl_tensorrt_a100(bundled_catalog):
     """[FAL] 'TensorRT 9.0 (cuda graphs, static shapes)' median 4.104 s. Product image.engine tensorrt 4.996 s
     (+21.7%; images/s -17.9%): inside 25%, but the product prices TensorRT exactly as torch.compile (4.996 s both),
-    where fal measured TensorRT 21.8% faster than compile on the same card and stack. Passes by the bar's width."""
+    where fal measured TensorRT 21.8% faster than compile on the same card and stack. Passes by the bar's width.
+    trtimg: 4.996 -> 4.996 s (+21.7%, unchanged): a TensorRT UNet rate SET on this pair (1.285 on the UNet's
+    compute) fails its CHECK on stabilityai/stable-diffusion-xl-1.0-tensorrt's H100 'UNet 40 steps' row (-4.1% ->
+    -25.4%), so none is landed (test_outside_trt_unet_rate_trtimg.py)."""
     trt = _size(_fal(engine="tensorrt"), A100)["throughput"]["seconds_per_batch"]
     compiled = _size(_fal(fused_kernels=True), A100)["throughput"]["seconds_per_batch"]
     assert trt == pytest.approx(compiled, rel=0.001)  # the finding: no TensorRT-over-compile step
