@@ -513,7 +513,8 @@ def training_throughput(
     collectives hierarchical; without them the whole group is one flat ring on interconnect_gbps.
 
     Per step (docs/cost-model.md, "Communication"): the data-parallel gradient all-reduce once
-    (2 x gradient bytes), or under ZeRO-3/FSDP a gradient reduce-scatter plus the parameter all-gathers
+    (2 x gradient bytes; a stated DeepSpeed ZeRO-1/2 config: its reduce-scatters, one a micro-batch at ZeRO-2,
+    and one all-gather, deepspeed_reduce.py), or under ZeRO-3/FSDP a gradient reduce-scatter plus the parameter all-gathers
     of forward and backward for every micro-batch (including frozen base weights of LoRA/QLoRA);
     tensor-parallel activation all-reduces (4 per layer per micro-batch, 6 with full recomputation);
     pipeline activation/gradient sends (2 per micro-batch, x virtual_pipeline; 1 / tp of the message each
@@ -671,7 +672,9 @@ def training_throughput(
             sharded, compute_s, compute_s * GRADIENT_SYNC_LAST_MICRO_BATCH.value / accumulation
         )
     # overlap_comm false: DeepSpeed's reduce-scatters run on the backward's stream, in its time (deepspeed_reduce.py)
-    serial_reduce_s = deepspeed_reduce.exposed_seconds(spec, reductions, grad_node_s + grad_fabric_s + grad_latency_s)
+    serial_reduce_s = deepspeed_reduce.exposed_seconds(
+        spec, reductions, grad_node_s + grad_fabric_s + grad_latency_s
+    )
     exposed_dp = serial_reduce_s + np.maximum(
         0.0, dp_comm_s - serial_reduce_s + hidden_pp_s - COMM_OVERLAP.value * window_s
     )

@@ -37,7 +37,9 @@ def _spec(**parallelism):
 
 def _rows(**parallelism) -> dict:
     # 312 TFLOPS at 0.4: a ~15 s step, long enough to hide every overlapped collective
-    return training_throughput(_spec(**parallelism), peak_tflops=312, gpu_counts=8, interconnect_gbps=200, mfu=0.4)
+    return training_throughput(
+        _spec(**parallelism), peak_tflops=312, gpu_counts=8, interconnect_gbps=200, mfu=0.4
+    )
 
 
 def _exposed(**parallelism) -> float:
