@@ -337,14 +337,16 @@ class WorkloadParallelismSerializer(serializers.Serializer):
     )
     overlap_comm = _flag(
         "With reduce_bucket_size: DeepSpeed's zero_optimization.overlap_comm; true allocates a second bucket "
-        "(DeepSpeed's double buffer); default false (DeepSpeed's default below ZeRO-3)"
+        "(DeepSpeed's double buffer) and runs the gradient reduce-scatters beside the backward; false runs them on the "
+        "backward's stream, every one exposed (ZeRO-2: one a micro-batch; ZeRO-1: one a step); default false "
+        "(DeepSpeed's default below ZeRO-3)"
     )
     gradient_sync = _choice(
         GRADIENT_SYNCS,
         "Training with zero_stage 0, 1 or 2: where an accumulated step's data-parallel traffic hides: overlapped, "
         "under 0.67 of the whole step's compute (default); last_micro_batch, under the last micro-batch's only, "
         "as Megatron-Core (no_sync for the others, overlap_grad_reduce / overlap_param_gather) and PyTorch DDP's "
-        "no_sync run it",
+        "no_sync run it (not with zero_stage 2 and reduce_bucket_size, whose DeepSpeed reduces every micro-batch)",
     )
     context_parallel_comm = _choice(
         CONTEXT_PARALLEL_COMMS,

@@ -2115,6 +2115,12 @@ def _check_deepspeed_buckets(reader: _Reader, spec: WorkloadSpec) -> None:
             "parallelism.overlap_comm",
             "doubles DeepSpeed ZeRO-1/2's gradient bucket: state parallelism.reduce_bucket_size with it",
         )
+    if par.reduce_bucket_size and par.zero_stage == 2 and par.gradient_sync == "last_micro_batch":
+        reader.error(
+            "parallelism.gradient_sync",
+            "last_micro_batch cannot hold under DeepSpeed ZeRO-2 (parallelism.reduce_bucket_size stated): it "
+            "reduce-scatters the gradients at every micro-batch's backward",
+        )
 
 
 def _check_recompute_modules(reader: _Reader, spec: WorkloadSpec) -> None:

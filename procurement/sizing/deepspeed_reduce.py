@@ -1,0 +1,53 @@
+"""DeepSpeed ZeRO-1/2's gradient reductions a step, where the run's DeepSpeed config is stated
+(parallelism.reduce_bucket_size; docs/workload-spec.md).
+
+DeepSpeed's ZeRO-1/2 optimizer reduces a parameter's gradient from its backward hook,
+``reduce_ready_partitions_and_remove_grads``: "if self.partition_gradients or self.is_gradient_accumulation_boundary:
+self.reduce_independent_p_g_buckets_and_remove_grads(param, i)" (deepspeed/runtime/zero/stage_1_and_2.py@v0.12.3
+lines 1328-1330; @v0.14.2 line 1415). ZeRO-2 partitions gradients (``partition_gradients``, line 172), so it reduces
+the whole gradient at EVERY micro-batch's backward; ZeRO-1 only in the accumulation boundary's. Each full bucket goes
+to ``average_tensor`` (from line 956), which sends each rank's slice of it to its owner (``dist.reduce(grad_slice,
+dst=dst_rank, ...)``, line 1044): a reduce-scatter's traffic, each rank's gradient bytes x (n - 1) / n. Under
+``overlap_comm`` false it runs on ``get_accelerator().current_stream()`` (line 962), the backward's own stream, and
+waits on its handles before the backward goes on: nothing hides it. Under ``overlap_comm`` true it runs on
+``self.reduction_stream`` beside the backward, which the engine prices as it prices the other overlapped data-parallel
+traffic (under COMM_OVERLAP of the compute). After the optimizer step the updated 16-bit partitions are gathered
+once (``all_gather_dp_groups``, lines 1802-1805): one all-gather of the same bytes a step, as before.
+
+Where the bucket is not stated (0) the engine keeps its older rule, one all-reduce's traffic a step: the product
+does not assume DeepSpeed behind a bare zero_stage (FSDP's SHARD_GRAD_OP and Megatron's distributed optimizer are
+ZeRO-2 / ZeRO-1 too). No constant here: the traffic goes through the engine's ring model and links.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from procurement.sizing.spec import WorkloadSpec
+
+
+def reductions_per_step(spec: WorkloadSpec, zero_stage) -> np.ndarray:
+    """Gradient reduce-scatters a step, per row: gradient_accumulation_steps at ZeRO-2, one at ZeRO-1, where the
+    DeepSpeed config is stated; 0 elsewhere (the caller's all-reduce rule holds)."""
+    zero = np.asarray(zero_stage, dtype=float)
+    if not spec.parallelism.reduce_bucket_size or not spec.is_training:
+        return np.zeros_like(zero)
+    accumulation = float(spec.gradient_accumulation_steps)
+    return np.where(zero == 2.0, accumulation, np.where(zero == 1.0, 1.0, 0.0))
+
+
+def calls_per_step(spec: WorkloadSpec, reductions, gradient_bytes, grad_bytes_per_param: float) -> np.ndarray:
+    """NCCL calls a step: a reduce a filled bucket (reduce_bucket_size elements) for each reduction, and the
+    all-gather's as many again (allgather_bucket_size defaults to the same 5e8, zero/config.py@v0.12.3 line 116; reduce_scatter true, line 99)."""
+    bucket_bytes = float(spec.parallelism.reduce_bucket_size or 1) * grad_bytes_per_param
+    buckets = np.ceil(np.asarray(gradient_bytes, dtype=float) / bucket_bytes)
+    return (np.asarray(reductions, dtype=float) + 1.0) * buckets
+
+
+def exposed_seconds(spec: WorkloadSpec, reductions, gradient_seconds) -> np.ndarray:
+    """The reduce-scatters' share of ``gradient_seconds`` (reductions + 1 collectives of equal bytes: the
+    reductions and the step's all-gather) that runs on the backward's stream (overlap_comm false)."""
+    reductions = np.asarray(reductions, dtype=float)
+    if spec.parallelism.overlap_comm:
+        return np.zeros_like(reductions * np.asarray(gradient_seconds, dtype=float))
+    return np.where(reductions > 0, gradient_seconds * reductions / (reductions + 1.0), 0.0)
