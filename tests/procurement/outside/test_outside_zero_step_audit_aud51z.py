@@ -138,9 +138,13 @@ Z3_NO_CKPT_MISS = (
 # (id, spec, published GiB, ours GiB at aud51z) ------------------------------------------------------------------------
 CASES = [
     pytest.param(DSCHAT_SFT, 22.95, 22.05, id="dschat-opt1.3b-zero2-16xv100"),
-    pytest.param(_cyfz2(2, 1, ckpt=True, offload="optimizer"), 16.9, 17.62, id="cyfz2-zero2-ckpt-optoffload-bs1"),
+    pytest.param(
+        _cyfz2(2, 1, ckpt=True, offload="optimizer"), 16.9, 17.62, id="cyfz2-zero2-ckpt-optoffload-bs1"
+    ),
     pytest.param(_cyfz2(3, 2, ckpt=True), 20.4, 20.49, id="cyfz2-zero3-ckpt-bs2"),
-    pytest.param(_cyfz2(3, 2, ckpt=True, offload="optimizer"), 9.4, 8.96, id="cyfz2-zero3-ckpt-optoffload-bs2"),
+    pytest.param(
+        _cyfz2(3, 2, ckpt=True, offload="optimizer"), 9.4, 8.96, id="cyfz2-zero3-ckpt-optoffload-bs2"
+    ),
     pytest.param(_cyfz2(3, 8, ckpt=True), 39.1, 41.25, id="cyfz2-zero3-ckpt-bs8"),
     pytest.param(
         _cyfz2(3, 2, ckpt=False),
