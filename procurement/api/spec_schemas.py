@@ -394,9 +394,12 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "Marlin bench.py run on vllm-project/vllm#2497, batch 1: 3.12x fp16 at 4.0 of 16 bits a weight; 1.0 on GA102 "
         "Ampere (A10, 3090, A6000, A40: the Marlin README); the unstated rate where vLLM cannot run Marlin: compute "
         "capability below 8.0 or not CUDA, e.g. V100, T4, MI300X) or fused_gemv (a runtime's own fused "
-        "dequantize-GEMV 4-bit kernel in its own loop: exllamav2, MLC LLM q4f16, calm gf4; engine compiled only: the "
-        "4-bit weights read at 0.836 of the 16-bit rate on every card, calm's RTX 4090 gf4 / fp16 rows, 746 / 892 "
-        "GB/s; llama.cpp's Q4 kernels read 0.66-0.82 of its F16 and are not this class)",
+        "dequantize-GEMV 4-bit kernel in its own loop, for the runtimes it was set and checked on: calm gf4, MLC LLM "
+        "q4f16, exllamav2, TinyChat / llm-awq; engine compiled only: the 4-bit weights read at 0.836 of the 16-bit "
+        "rate, calm's RTX 4090 gf4 / fp16 rows, 746 / 892 GB/s, all rows from desktop hosts (RTX 4090 / RTX A6000 "
+        "workstations; exllamav2 on server hosts pays a per-token host floor not priced: A100 rows +91% / +164%); "
+        "not this class: TensorRT-LLM's weight-only GEMV (H100 INT4 AWQ 1.61x its FP16, below even the unstated "
+        "rate) and llama.cpp (Q4 kernels at 0.66-0.82 of its F16); state those unstated)",
     )
     quant_format = _choice(
         QUANT_FORMATS,

@@ -496,16 +496,23 @@ MARLIN_INT4_DECODE_EFFICIENCY_GA102 = Assumption(
 # 0.863, Phi 2.7B 735 / 888 = 0.828. Held out on other runtimes (test_outside_int4_gemv_q4k.py): MLC LLM q4f16_1
 # (mlc-ai/llm-perf-bench @02746003) and exllamav2 GPTQ (turboderp/exllamav2 README @01d01a14) on the same RTX 4090,
 # and llama.cpp Q4_K_M against its own F16 on the RTX 3090 / 4090 (XiongjieDai/GPU-Benchmarks-on-LLM-Inference
-# @00dd2bde), where llama.cpp reads 0.73-0.75 of its F16 rate (below this class: a lead, not in it).
+# @00dd2bde), where llama.cpp reads 0.73-0.75 of its F16 rate (below this class: a lead, not in it). Checked again by
+# aud51k on TinyChat / llm-awq's AWQ GEMV (A6000 and 4090 rows, within 10%). Bounded to those runtimes (fix51k):
+# TensorRT-LLM's weight-only GEMV reads below the unstated rate on the H100 (TensorRT-Model-Optimizer @06a15538
+# benchmark.md 1.1: INT4 AWQ 1.61x FP16), and every row came from a desktop host (throughput.FUSED_GEMV_*_TEXT).
 FUSED_GEMV_INT4_DECODE_EFFICIENCY = Assumption(
     "fused_gemv_int4_decode_bandwidth_efficiency",
     round(746.0 / 892.0, 3),
     "fraction of the 16-bit achieved bandwidth",
     "zeux/calm README @021304d6, RTX 4090, batch 1, first 32 tokens: Llama2 7B gf4 reads 746 GB/s against 892 GB/s "
     "in fp16 (calm's own byte counts; gf4 is exactly 4 bits a weight): 0.836 of the 16-bit rate. Applies where "
-    "inference.quant_kernel is fused_gemv (a runtime's fused dequantize-GEMV 4-bit kernel: exllamav2, MLC LLM "
-    "q4f16, calm gf4). Same runtime: Mistral 7B 0.863, Phi 2.7B 0.828; held out: MLC LLM q4f16_1 and exllamav2 "
-    "GPTQ rows on the RTX 4090.",
+    "inference.quant_kernel is fused_gemv, for the runtimes it was set and checked on: calm gf4, MLC LLM q4f16, "
+    "exllamav2, TinyChat / llm-awq. Not TensorRT-LLM's weight-only GEMV (TensorRT-Model-Optimizer benchmark.md, "
+    "H100 INT4 AWQ Llama3-8B batch 2: 1.61x FP16, below even the unstated rate) and not llama.cpp (Q4 kernels at "
+    "0.66-0.82 of its F16). Same runtime: Mistral 7B 0.863, Phi 2.7B 0.828; held out: MLC LLM q4f16_1 and "
+    "exllamav2 GPTQ rows on the RTX 4090, TinyChat AWQ rows on the RTX A6000 and 4090. Every row ran on desktop "
+    "hosts (RTX 4090 / RTX A6000 workstations): exllamav2 on server hosts pays a per-token host floor not priced "
+    "here (exllamav2 #346 / #109, A100: +91% / +164% above this rate's figure).",
 )
 # vLLM runs Marlin only on CUDA cards of compute capability 8.0 or more: AWQMarlinConfig / GPTQMarlinConfig
 # get_min_capability() returns 80 and is_awq_marlin_compatible returns False when not current_platform.is_cuda()

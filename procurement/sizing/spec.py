@@ -93,8 +93,9 @@ SERVING_ENGINES = ("compiled", "hf_eager", "vllm_v0")
 # AutoGPTQ / transformers' GPTQ exllama 4-bit kernel, at its measured single-stream step ratio to fp16: serving_host.py)
 # or marlin (vLLM's gptq_marlin / awq_marlin 4-bit GEMM, compiled or vllm_v0 engines: int4 weights read at
 # marlin_int4_decode_bandwidth_efficiency, throughput.DECODE_EFFICIENCY_BY_KERNEL) or fused_gemv (a runtime's own fused
-# dequantize-GEMV 4-bit kernel in its own loop: exllamav2, MLC LLM q4f16, calm gf4; compiled engine only: int4
-# weights read at fused_gemv_int4_decode_bandwidth_efficiency)
+# dequantize-GEMV 4-bit kernel in its own loop: calm gf4, MLC LLM q4f16, exllamav2, TinyChat / llm-awq, not
+# TensorRT-LLM's weight-only GEMV or llama.cpp; compiled engine only: int4 weights read at
+# fused_gemv_int4_decode_bandwidth_efficiency)
 QUANT_KERNELS = ("unstated", "exllama", "marlin", "fused_gemv")
 # inference.quant_format: the int4 checkpoint's format (bytes_model.int4_bits_per_weight, splits.mlp_split_unit):
 # unstated (int4_bits_per_param, 4.25 bits, and 128-wide groups in the TP gate: the behaviour before the field),
@@ -1823,7 +1824,8 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     ):
         reader.error(
             "inference.quant_kernel",
-            "fused_gemv is a runtime's own fused 4-bit GEMV (exllamav2, MLC LLM q4f16, calm gf4) in its own decode "
+            "fused_gemv is a runtime's own fused 4-bit GEMV (calm gf4, MLC LLM q4f16, exllamav2, TinyChat / llm-awq; "
+            "not TensorRT-LLM or llama.cpp) in its own decode "
             "loop: it needs task inference, weight_quantization int4 and inference.engine compiled (got "
             f"{spec.task}, {spec.weight_quantization}, {spec.inference.engine})",
         )

@@ -1047,8 +1047,8 @@ DECODE_EFFICIENCY = {
 # (weight format, inference.quant_kernel) -> its own read rate where the kernel states one: vLLM's Marlin 4-bit GEMM
 # (assumptions.MARLIN_INT4_DECODE_EFFICIENCY, vllm-project/vllm#2497's bench.py run, an A100-class card), by card in
 # decode_efficiency (GA102, and no Marlin below capability 8.0 or off CUDA); a runtime's fused dequantize-GEMV 4-bit
-# kernel (exllamav2, MLC LLM q4f16, calm gf4: assumptions.FUSED_GEMV_INT4_DECODE_EFFICIENCY, calm's own 4090 rows),
-# one rate on every card (no card rule read)
+# kernel (calm gf4, MLC LLM q4f16, exllamav2, TinyChat / llm-awq: assumptions.FUSED_GEMV_INT4_DECODE_EFFICIENCY, calm's
+# own 4090 rows), one rate on every card (no card rule read; desktop hosts only measured: FUSED_GEMV_SERVER_HOST_TEXT)
 DECODE_EFFICIENCY_BY_KERNEL = {
     ("int4", "marlin"): MARLIN_INT4_DECODE_EFFICIENCY.value,
     ("int4", "fused_gemv"): FUSED_GEMV_INT4_DECODE_EFFICIENCY.value,
@@ -1079,17 +1079,46 @@ def decode_efficiency(spec: WorkloadSpec, generation=None, bandwidth_gbps=None):
     return np.where(generation >= MARLIN_MIN_GENERATION, rate, unstated)
 
 
+# fused_gemv's rate holds for the runtimes it was set and checked on (aud51k fix list (2)); TensorRT-LLM's weight-only
+# GEMV is outside it: NVIDIA/TensorRT-Model-Optimizer @06a15538 benchmark.md 1.1, H100, TRT-LLM v0.9 INT4 AWQ
+# Llama3-8B batch 2 reads 1.61x its FP16 tokens/s, below even the unstated rate's 2.014x (aud51k's [MODELOPT] row).
+FUSED_GEMV_RUNTIMES_TEXT = (
+    "calm gf4, MLC LLM q4f16, exllamav2, TinyChat / llm-awq; not TensorRT-LLM's weight-only GEMV (its H100 INT4 "
+    "AWQ runs 1.61x its FP16, below even the unstated rate) and not llama.cpp (its Q4 kernels read 0.66-0.82 of its "
+    "F16): state those unstated"
+)
+# Every row that set or checked the rate ran on a desktop host (RTX 4090 / RTX A6000 workstations). exllamav2 on
+# server hosts runs below the bytes: turboderp-org/exllamav2 #346 (A100-SXM4-80GB, 7B 4.0 bpw, 119.64 tokens/s) and
+# #109 (A100-40G, 13B 4 bpw, 35.41; its 30B row 33.43, a per-token floor near 28 ms), where this rate prices 228.112
+# and 93.500 (+90.7% / +164.0%, test_outside_fused_gemv_audit_aud51k.py); the maintainer names slow virtualized
+# server CPUs. Not priced (no measured host time); said on every card that is not GeForce-class (GpuSpec.is_consumer).
+FUSED_GEMV_SERVER_HOST_TEXT = (
+    "the rate was measured on desktop hosts (RTX 4090 / RTX A6000 workstations); exllamav2 on server hosts pays a "
+    "per-token host floor this figure does not price (exllamav2 #346 / #109, A100: 119.64 / 35.41 tokens/s "
+    "published, +91% / +164% above what this rate gives)"
+)
+
+
+def _fused_gemv_text(gpu) -> str:
+    """The row's clause for inference.quant_kernel fused_gemv: its rate, the runtimes it holds for, and on a card
+    that is not GeForce-class the server host's per-token floor it does not price."""
+    text = (
+        f"inference.quant_kernel fused_gemv: the 4-bit weights read at {FUSED_GEMV_INT4_DECODE_EFFICIENCY.value:.3f} "
+        "of the 16-bit rate, a runtime's fused dequantize-GEMV kernel (calm's RTX 4090 gf4 / fp16 rows, "
+        f"zeux/calm README: 746 / 892 GB/s), for {FUSED_GEMV_RUNTIMES_TEXT}; the 16-bit lm_head at the 16-bit rate"
+    )
+    if gpu is None or gpu.is_consumer:
+        return text
+    return f"{text}; {FUSED_GEMV_SERVER_HOST_TEXT}"
+
+
 def marlin_text(spec: WorkloadSpec, gpu) -> str:
     """The row's clause for a stated Marlin kernel (inference.quant_kernel marlin): the rate this card reads the
     4-bit weights at and where it comes from, or that vLLM cannot run Marlin here (decode_efficiency); ""
     otherwise."""
     kernel = getattr(spec.inference, "quant_kernel", "unstated")
     if kernel == "fused_gemv" and spec.weight_quantization == "int4":
-        return (
-            f"inference.quant_kernel fused_gemv: the 4-bit weights read at {FUSED_GEMV_INT4_DECODE_EFFICIENCY.value:.3f} "
-            "of the 16-bit rate, a runtime's fused dequantize-GEMV kernel (calm's RTX 4090 gf4 / fp16 rows, "
-            "zeux/calm README: 746 / 892 GB/s; exllamav2, MLC LLM q4f16 alike); the 16-bit lm_head at the 16-bit rate"
-        )
+        return _fused_gemv_text(gpu)
     if kernel != "marlin" or DECODE_EFFICIENCY_BY_KERNEL.get((spec.weight_quantization, kernel)) is None:
         return ""
     generation = gpu.generation or 0

@@ -210,9 +210,10 @@ KNOB_LABELS = {
         "Quantized-linear kernel",
         "int4 weights: unstated / exllama (hf_eager, GPTQ exllama: host floor 0.912 of fp16, GPU time a stream's row) / "
         "marlin (vLLM's gptq_marlin / awq_marlin: 4-bit weights read at 0.780 of the 16-bit rate, 1.0 on A10 / 3090 / "
-        "A6000, the unstated rate below compute capability 8.0 or off CUDA) / fused_gemv (exllamav2, MLC LLM q4f16, "
-        "calm gf4 in their own loops, compiled only: 4-bit weights read at 0.836 of the 16-bit rate, calm's RTX 4090 "
-        "gf4 / fp16 rows; not llama.cpp)",
+        "A6000, the unstated rate below compute capability 8.0 or off CUDA) / fused_gemv (calm gf4, MLC LLM q4f16, "
+        "exllamav2, TinyChat / llm-awq in their own loops, compiled only: 4-bit weights read at 0.836 of the 16-bit "
+        "rate, calm's RTX 4090 gf4 / fp16 rows, measured on desktop hosts; exllamav2 on server hosts runs slower; "
+        "not TensorRT-LLM's weight-only GEMV, not llama.cpp)",
     ),
     "quant_format": (
         "int4 checkpoint format",
