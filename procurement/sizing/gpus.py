@@ -66,6 +66,17 @@ def nvlink_domain_gpus(interconnect: str) -> int:
 # GA102: "NVIDIA Ampere GA102 GPU Architecture" whitepaper (2020), Table 1: 6144 KB (RTX 3090; taken for the GA102
 # RTX A6000, A40, A10 / A10G). TU104: "NVIDIA Turing GPU Architecture" whitepaper (2018): 4096 KB (T4).
 # GV100: "NVIDIA Tesla V100 GPU Architecture" whitepaper (2017): 6144 KB.
+# fix51l (aud51m2 FIX LIST 1), every one UNVERIFIED (no NVIDIA whitepaper table for the part was opened):
+# RTX 6000 Ada: an AD102 part (142 of 144 SMs, as the L40S), taken at the Ada whitepaper's full AD102 98304 KB.
+# L4: AD104 (60 SMs, the full die), 48 MB: third-party spec databases (fpsbench.com's L4 page, TechPowerUp-derived:
+#   "L2 Cache 48 MB"; the 2022 per-die table reported by hardware.info / allcore.be: AD104 192-bit 48 MB, 16 MB a
+#   64-bit memory controller). NVIDIA's L4 datasheet states no L2.
+# RTX 5090: GB202, 96 MB (98304 KB) as HardwareLuxx reported it (via hwlegend.tech / herosweb.com, Jan 2025).
+# B200 / GB200: 126 MB over the two dies, Chips and Cheese's B200 article (measured on a Verda 8 x B200 host, as
+#   summarised by besthub.dev; the article's own figure not read): taken as 126 MiB; partitioned per die, so the
+#   all-or-nothing rule overstates what one kernel's walk may hold even more than on the A100 / H100.
+# Left out (None, not charged; the speed note says so): H20 (no figure found), AMD MI250X / MI300X / MI325X (their
+# 'Infinity Cache' is a memory-side last level beyond a per-XCD 4 MB L2: not the level this rule reads), Gaudi.
 _KB = 1024
 L2_CACHE_BYTES_BY_SLUG = {
     **dict.fromkeys(
@@ -79,6 +90,10 @@ L2_CACHE_BYTES_BY_SLUG = {
     "rtx-4090": 73728 * _KB,
     **dict.fromkeys(("rtx-3090", "rtx-a6000", "a40", "a10", "a10g"), 6144 * _KB),
     "t4": 4096 * _KB,
+    "rtx-6000-ada": 98304 * _KB,
+    "l4": 49152 * _KB,
+    "rtx-5090": 98304 * _KB,
+    **dict.fromkeys(("b200", "gb200"), 126 * 1024 * _KB),
     **dict.fromkeys(("v100-sxm2-16gb", "v100-sxm2-32gb", "v100-pcie-16gb"), 6144 * _KB),
 }
 

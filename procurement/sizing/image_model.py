@@ -1058,6 +1058,31 @@ def flux_qk_chain_dram_bytes_per_step(spec, l2_cache_bytes) -> np.ndarray:
     return total
 
 
+def flux_qk_chain_l2_note(spec, l2_cache_bytes, bandwidth_bytes=None) -> str | None:
+    """The answer's statement that an eager Flux step's fp32 q / k chains (flux_qk_chain_dram_bytes_per_step)
+    were not charged on this card because its L2 is unknown (GpuSpec.l2_cache_bytes None: no source in
+    gpus.L2_CACHE_BYTES_BY_SLUG), with what they would add if they spilled. None where the chains do not apply
+    or the card's L2 is known (then the figure already holds the rule's answer)."""
+    if l2_cache_bytes is not None and np.isfinite(float(l2_cache_bytes)):
+        return None
+    spilled = float(flux_qk_chain_dram_bytes_per_step(spec, 0.0))
+    if not spilled > 0:
+        return None
+    denoiser = image_preset(spec.model.image_arch.slug)["denoiser"]
+    samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
+    tensor_mb = 4.0 * spec_network_cost(spec).tokens * denoiser["hidden"] * samples / 1e6
+    cost = ""
+    if bandwidth_bytes:
+        seconds = spilled / (float(bandwidth_bytes) * ACHIEVED_BANDWIDTH.value)
+        cost = f", {seconds:.3f} s a step at this card's bandwidth"
+    return (
+        f"the fp32 q / k chains of this eager Flux step (RMSNorm and RoPE, each a {tensor_mb:.1f} MB fp32 tensor) "
+        f"were not charged for DRAM traffic because this card's L2 cache size is unknown: had they spilled it, "
+        f"they would add {spilled / 1e9:.1f} GB a step{cost}. A card with a known L2 smaller than the tensor pays "
+        "it, so this card may read faster than it is; a compiled engine (image.fused_kernels) fuses the chains"
+    )
+
+
 # FasterTransformer is sized as its last release, v5.3 (NVIDIA/FasterTransformer tag release/v5.3_tag, d21dc02,
 # 2023-01-23; the ViT code below is the same at v5.2, 4c014fba, which vit44 first read): what a user running it
 # today builds. Its ViT guide's tables (docs/vit_guide.md) were measured on v5.0 (a44c381, 2022-04-15) and never

@@ -334,6 +334,10 @@ def _candidate(
     eager_text = image_model.eager_attention_rate_note(spec, gpu.generation, bandwidth)
     if eager_text:
         warnings.append(eager_text)
+    if spec.model.image_arch is not None and throughput.get("images_per_second_per_gpu"):
+        l2_text = image_model.flux_qk_chain_l2_note(spec, gpu.l2_cache_bytes, bandwidth)
+        if l2_text:
+            warnings.append(l2_text)
     host_rate_text = _eager_host_rate_note(spec, gpu, throughput)
     if host_rate_text:
         warnings.append(host_rate_text)
