@@ -30,7 +30,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.procurement.outside.test_outside_ranking_audit_stop48 import LLM_MEMORY, LLM_SPEED, err, row_problems
+from tests.procurement.outside.test_outside_ranking_audit_stop48 import (
+    LLM_MEMORY,
+    LLM_SPEED,
+    err,
+    row_problems,
+)
 from tests.procurement.outside.test_outside_recommendations_x26b import ranked
 
 GIB = 2.0**30
