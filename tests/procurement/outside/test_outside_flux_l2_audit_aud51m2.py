@@ -53,7 +53,9 @@ def seconds(spec: dict, gpu: str) -> float:
 
 def spill_bytes(spec: dict, gpu: str) -> float:
     return float(
-        image_model.flux_qk_chain_dram_bytes_per_step(parse_spec(copy.deepcopy(spec)), gpu_by_slug(gpu).l2_cache_bytes)
+        image_model.flux_qk_chain_dram_bytes_per_step(
+            parse_spec(copy.deepcopy(spec)), gpu_by_slug(gpu).l2_cache_bytes
+        )
     )
 
 

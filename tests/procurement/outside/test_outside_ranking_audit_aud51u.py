@@ -170,7 +170,9 @@ def test_swift_lora_256k_speed_on_a100(bundled_catalog):
 def test_swift_lora_256k_top5_keeps_the_plan_and_rebuilds(bundled_catalog):
     rows = ranked(SWIFT, 5)
     assert len(rows) == 5 and not row_problems(rows, SWIFT)
-    assert all(r["gpus"] == 4 and r["plan"]["zero_stage"] == 3 and r["plan"]["context_parallel"] == 4 for r in rows)
+    assert all(
+        r["gpus"] == 4 and r["plan"]["zero_stage"] == 3 and r["plan"]["context_parallel"] == 4 for r in rows
+    )
 
 
 @pytest.mark.django_db
