@@ -1377,6 +1377,13 @@ OFFLOAD_OVERHEAD = Assumption(
     "fraction of step time",
     "CPU optimizer step and PCIe transfers of ZeRO-Offload; estimate, benchmark recommended.",
 )
+PCIE_HOST_LINK = Assumption(
+    "pcie_host_link_gbps",
+    31.5,
+    "GB/s one direction",
+    "Host-to-GPU copies of offloaded parameters: PCIe 4.0 x16, 16 GT/s x 16 lanes x 128/130 encoding / 8 = "
+    "31.5 GB/s a direction (PCI-SIG PCIe Base Specification 4.0); the A100's link, a floor for PCIe 5.0 cards.",
+)
 HEADROOM_DEFAULT = Assumption(
     "headroom_default",
     0.20,
@@ -2287,6 +2294,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     FP8_SAVED_LINEAR_INPUT,
     GPUS_PER_NODE,
     OFFLOAD_OVERHEAD,
+    PCIE_HOST_LINK,
     HEADROOM_DEFAULT,
     TIGHT_UTILIZATION,
     OVERSIZED_UTILIZATION,

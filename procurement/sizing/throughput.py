@@ -68,6 +68,7 @@ from procurement.sizing.assumptions import (
     NODE_HOP_LATENCY,
     OFFLOAD_OVERHEAD,
     PCIE_HOP_LATENCY,
+    PCIE_HOST_LINK,
     PCIE_LL_HOP_LATENCY,
     PREFILL_EFFICIENCY_AMPERE,
     PREFILL_EFFICIENCY_FP4,
@@ -345,8 +346,34 @@ def _step_overhead(spec: WorkloadSpec) -> float:
     """Non-communication step overheads; ZeRO-3/FSDP parameter gathers are counted as collectives."""
     overhead = 0.0
     if spec.parallelism.offload != "none":
-        overhead += OFFLOAD_OVERHEAD.value
+        overhead += OFFLOAD_OVERHEAD.value * offloaded_optimizer_share(spec)
     return 1.0 + overhead
+
+
+def offloaded_optimizer_share(spec: WorkloadSpec) -> float:
+    """The share of OFFLOAD_OVERHEAD (CPU Adam and the gradient / updated-weight PCIe copies, set for full
+    fine-tunes) a run pays: its trainable parameters over the model's. DeepSpeed hands the offloaded optimizer
+    only parameters with requires_grad (deepspeed/runtime/zero/stage3.py@v0.14.2 _get_trainable_parameter_groups;
+    HF Trainer's optimizer groups likewise), so under adapters the CPU step and its copies cover the adapters only
+    (a frozen base has no gradient and no optimizer state to move). Full fine-tunes: 1, as before."""
+    if not spec.uses_adapters:
+        return 1.0
+    total = float(counts.count_params(spec.model))
+    return min(1.0, adapter_params(spec) / total) if total > 0 else 1.0
+
+
+def offloaded_weight_seconds(spec: WorkloadSpec, grad_ranks) -> np.ndarray:
+    """Parameter offload under adapters (parallelism.offload optimizer_and_params): every pass over the frozen
+    base fetches each rank's 1 / grad_ranks shard of the stored weights from pinned host memory before its
+    all-gather (DeepSpeed stage 3's partitioned_param_coordinator fetch of offloaded parameters,
+    deepspeed/runtime/zero/partition_parameters.py@v0.14.2 _all_gather with ds_tensor on the CPU): forward, the
+    recomputed forward under full checkpointing, and backward, each micro-batch, over PCIe (PCIE_HOST_LINK).
+    Full fine-tunes: inside OFFLOAD_OVERHEAD's estimate, not counted again."""
+    if spec.parallelism.offload != "optimizer_and_params" or not spec.uses_adapters:
+        return np.zeros_like(np.asarray(grad_ranks, dtype=float))
+    passes = 3.0 if spec.gradient_checkpointing == "full" else 2.0
+    moved = passes * float(spec.gradient_accumulation_steps) * state_bytes(spec).weight_bytes / grad_ranks
+    return moved / (PCIE_HOST_LINK.value * 1e9)
 
 
 def ring_seconds(
@@ -564,6 +591,8 @@ def training_throughput(
     compute_s = compute_s + bubble * _stated_kernel_attention_seconds(
         spec, compute_s / bubble, step_tokens, gpus, peak
     )
+    # parameter offload under adapters: the base's weights fetched over PCIe each pass (offloaded_weight_seconds)
+    compute_s = compute_s + offloaded_weight_seconds(spec, grad_ranks)
     # QLoRA: each rank unpacks its quantized base weights to 16 bits before every GEMM pass, a cost a micro-batch
     # that scales with the weights read, not with the tokens (qlora_dequant.py)
     flop_s = compute_s

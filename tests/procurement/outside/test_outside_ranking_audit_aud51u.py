@@ -136,10 +136,19 @@ def test_deepspeed_zero3_llama7b_top5_honours_the_contract_and_rebuilds(bundled_
 
 
 R_SWIFT_MEM = (
-    "UNEXPLAINED (aud51u): [SWIFT] Qwen2.5-7B LoRA at 256,000 tokens, 4 A100, ZeRO-3 offload, ring-attention "
-    "sequence parallel 4 (stated as context_parallel 4), Liger loss: published 42 GiB a GPU, ours 27.88 (-33.6%). "
-    "Unsized candidates: ms-swift's packing buffers, the ring attention's K/V receive buffers, DeepSpeed's "
-    "zero3_offload prefetch/persistence buckets, the all-linear rank (ms-swift's default targets/rank not read)."
+    "UNEXPLAINED (aud51u; offl sized 21%): [SWIFT] Qwen2.5-7B LoRA at 256,000 tokens, 4 A100, ZeRO-3 offload, "
+    "ring-attention sequence parallel 4 (stated as context_parallel 4), Liger loss: published 42 GiB a GPU, ours "
+    "27.88 (-33.6%; unchanged by offl). Config read (ms-swift swift/llm/ds_config/zero3_offload.json@7258e11b and "
+    "@401737e2): offload_param cpu, offload_optimizer none (the adapters' state stays on the GPU: 20M x 16 B / 4 = "
+    "0.07 GiB), stage3_max_live_parameters 1e9, stage3_max_reuse_distance 1e9, prefetch bucket auto (HF: 0.9 x "
+    "3,584^2 = 11.6M). Sized from code, upper bounds against the 14.1 GiB gap: live gathered parameters up to 1e9 x "
+    "2 B = 1.86 GiB against our one-table gather buffer 1.02 (+0.84); Liger's fused linear cross entropy "
+    "(liger_kernel/ops/fused_linear_cross_entropy.py: chunk next_pow2(ceil(64,000 / ceil(152,064 / 3,584))) = "
+    "2,048 tokens x 152,064 x 2 B = 0.58 GiB of logits, plus grad_input 64,000 x 3,584 x 2 B = 0.43): <= 1.0; the "
+    "ring's K/V blocks in flight (2 x 64,000 x 4 x 128 x 2 x 2 B = 0.24) and fp32 dK/dV accumulators (0.24): "
+    "<= 0.5; total <= 2.9 GiB, ~21% of the gap. Not located: the other ~11 GiB (PEFT's lora_dropout input copies "
+    "at 64k tokens a rank, the caching allocator's reserve at 2.4 GB MLP tensors; the published figure is "
+    "presumably nvidia-smi's, not max_memory_allocated)."
 )
 
 
@@ -152,10 +161,16 @@ def test_swift_lora_256k_memory_on_a100(bundled_catalog):
 
 
 R_SWIFT_SPEED = (
-    "UNEXPLAINED (aud51u): [SWIFT] the same run: published 512,000 tokens / 43 s = 11,907 tokens/s on 4 A100, ours "
-    "4 x 388.5 = 1,554 (-87%; 9.15 h for 51.2e6 tokens). The plan is right (4 GPUs, ZeRO-3, CP 4, comms 0% "
-    "exposed): the time goes elsewhere, likely the ZeRO-3 offload of a LoRA run (a frozen base needs no "
-    "optimizer offload traffic) or the host floor per layer; not located, 0% sized."
+    "UNEXPLAINED (aud51u; offl sized the offload, the rest located not sized): [SWIFT] the same run: published "
+    "512,000 tokens / 43 s = 11,907 tokens/s on 4 A100, ours 4 x 580.1 = 2,320 (-80.5%; 220.7 s a step). offl: "
+    "1,554 -> 2,320 (-87.0% -> -80.5%): the flat +50% offload overhead now covers only the trainable share "
+    "(DeepSpeed's offloaded optimizer holds requires_grad parameters only, stage3.py@v0.14.2 "
+    "_get_trainable_parameter_groups; the run's zero3_offload.json offloads parameters, not the optimizer) plus "
+    "the base's 16-bit weights fetched over PCIe (3 passes x 2 micro-batches x 15.2 GB / 4 ranks / 31.5 GB/s = "
+    "0.73 s). Left: 83% of our step's FLOPs are causal attention over the whole 256,000-token row, but "
+    "--packing true with flash_attn attends within each packed sample (LongAlpaca-12k); at packed_sample_tokens "
+    "8,000 / 16,000 / 32,000 the step would be 42.8 / 48.5 / 60.0 s (+0.5% / -11% / -28%). Not stated: "
+    "LongAlpaca-12k's sample lengths and whether ms-swift's ring_attention keeps packing boundaries are unread."
 )
 
 

@@ -172,3 +172,31 @@ def test_the_pipeline_bubble_is_p_minus_1_over_the_micro_batches_only_with_pipel
     assert worst["compute_seconds"] == pytest.approx(
         (6 * (P7 - TABLE) + ATTENTION_2K) * 8192 * 1 / (8 * 312e12 * 0.4) * (1 + 7 / 4)
     )
+
+
+def test_it_charges_lora_offload_for_the_adapters_and_the_fetched_base_weights():
+    """offl (aud51u's fix list 2): DeepSpeed's offloaded optimizer holds only requires_grad parameters
+    (stage3.py@v0.14.2 _get_trainable_parameter_groups), so LoRA pays OFFLOAD_OVERHEAD (0.5, set on full
+    fine-tunes) times its adapters' share of the parameters, not 0.5 of the step (as before offl: x 1.5).
+    Llama 2 7B, rank 8 on every linear: per layer q, k, v, o 4 x 8 x (4,096 + 4,096) = 262,144, gate and up
+    2 x 8 x (4,096 + 11,008) = 241,664, down 8 x (11,008 + 4,096) = 120,832; x 32 layers = 19,988,480."""
+    lora = {"rank": 8, "targets": "all-linear"}
+    base = _train(spec(task="lora", lora=lora, parallelism={"gpus": 1, "zero_stage": 3}), zero_stage=3)
+    optimizer = _train(
+        spec(task="lora", lora=lora, parallelism={"gpus": 1, "zero_stage": 3, "offload": "optimizer"}),
+        zero_stage=3,
+    )
+    share = 19_988_480 / P7  # adapters over the base model's parameters
+    assert optimizer["step_seconds"] == pytest.approx(base["step_seconds"] * (1 + 0.5 * share))
+    # parameter offload: each pass (forward and backward, no checkpointing) copies the 16-bit base and the
+    # fp32 adapters (the bytes model's resident weights) host -> GPU over PCIe 4.0 x16, 31.5 GB/s, one micro-batch
+    both = _train(
+        spec(
+            task="lora",
+            lora=lora,
+            parallelism={"gpus": 1, "zero_stage": 3, "offload": "optimizer_and_params"},
+        ),
+        zero_stage=3,
+    )
+    fetched = 2 * (P7 * 2 + 19_988_480 * 4) / 31.5e9
+    assert both["step_seconds"] == pytest.approx(optimizer["step_seconds"] + fetched)
