@@ -26,7 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.ranking.options import RankingOptions
+from procurement.ranking.options import MAX_INSTANCES, RankingOptions
 from procurement.sizing.expert_layout import expert_groups_tile
 
 
@@ -176,9 +176,13 @@ def differences(
 
 def instance_counts_for(spec, options: RankingOptions) -> tuple[int, ...]:
     """The instance counts to try: the requested ones plus those that make a stated GPU count on instances
-    of 1, 2, 4 or 8 GPUs (64 GPUs stated: 8 instances of 8, 64 of 1), within the request's bounds."""
+    of 1, 2, 4 or 8 GPUs (64 GPUs stated: 8 instances of 8, 64 of 1), at most MAX_INSTANCES instances."""
     par = spec.parallelism
     if not spec.is_training or "gpus" not in par.stated or not enforced(spec, options):
         return options.instance_counts
-    extra = {par.gpus // size for size in (1, 2, 4, 8) if par.gpus % size == 0 and par.gpus // size <= 64}
+    extra = {
+        par.gpus // size
+        for size in (1, 2, 4, 8)
+        if par.gpus % size == 0 and par.gpus // size <= MAX_INSTANCES
+    }
     return tuple(sorted(set(options.instance_counts) | extra))

@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 
 from procurement.ranking.contract import enforced, pipeline_degree
-from procurement.ranking.options import RankingOptions
+from procurement.ranking.options import MAX_INSTANCES, RankingOptions
 from procurement.ranking.splits import mlp_split_unit, mlp_widths, serving_stage_tensor_parallel
 
 TOP_REASONS = 5
@@ -29,7 +29,9 @@ def why_empty(prepared, shapes, configs, options: RankingOptions, spec, offers_s
     columns = prepared.columns
     kind = shapes.kind[shape]
     incompatible = np.array([bool(text) for text in shapes.incompatible], dtype=bool)[kind]
-    memory = shapes.required_gib[shape] > shapes.capacity_gib[shape]
+    # the ranking's own fit (shapes.runnable): a peak over the card; a peak inside it but not inside the
+    # headroom is a tight row that ranks, so a later gate is what stops it
+    memory = shapes.total_gib[shape] > shapes.capacity_gib[shape]
     no_fabric = shapes.no_fabric[shape]  # several instances of a type with no cluster interconnect
     speed = ~np.isfinite(shapes.hours[shape])
     gpu_only = columns["gpu_only"][offer]
@@ -136,10 +138,17 @@ def _gate_text(name: str, spec, shapes, closest) -> str:
     totals = _listed(shapes.grid_total[closest])
     tp = _listed(shapes.tensor_parallel[closest])
     if name == "gpus":
-        return (
+        text = (
             f"no offer makes {par.gpus} GPUs (instances of {per_instance} GPUs at the instance counts "
             f"tried, {_listed(shapes.grid_total[closest] / shapes.per_instance[closest])})"
         )
+        largest = int(np.nanmax(shapes.per_instance)) if np.size(shapes.per_instance) else 0
+        if largest and -(-par.gpus // largest) > MAX_INSTANCES:
+            text += (
+                f": {par.gpus:,} GPUs need more than the {MAX_INSTANCES:,} instances a row may use, even on "
+                f"instances of {largest}"
+            )
+        return text
     if name == "plan":
         parts = [f"ZeRO-{par.zero_stage}"] if spec.is_training and "zero_stage" in par.stated else []
         parts += [f"tensor parallel {par.tensor_parallel}"] if "tensor_parallel" in par.stated else []

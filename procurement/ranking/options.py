@@ -31,6 +31,12 @@ RANKED_PRICING_MODELS = (
 )
 COMMITTED_MODELS = frozenset(RANKED_PRICING_MODELS[2:])
 DEFAULT_INSTANCE_COUNTS = (1, 2, 4, 8)
+# The most instances one row may use (a requested instance count, or the count that makes a stated GPU count):
+# bounded so one request is bounded work (issue 9), and high enough for the published pretraining clusters:
+# BLOOM 48 nodes of 8 A100 80GB (BigScience, arXiv:2211.05100 sec. 3.4), GLM-130B 96 DGX-A100 (arXiv:2210.02414
+# sec. 3), OPT-175B 124 nodes (992 A100 80GB, arXiv:2205.01068 sec. 2.4), MT-NLG 530B 560 DGX-A100
+# (arXiv:2201.11990 sec. 3), Llama 3 405B 16,384 H100 = 2,048 nodes of 8 (arXiv:2407.21783 sec. 3.3).
+MAX_INSTANCES = 2048
 DEFAULT_SERVING_HOURS = 730.0  # inference has no end: price a month of serving
 UNKNOWN_SPOT_BAND = 2  # no advisor data: assume the middle band (10-15% a month), and say so
 DEFAULT_DEADLINE_PROBABILITY = 0.9  # a deadline is met on wall-clock time in 90% of trials (issue 26)

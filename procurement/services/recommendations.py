@@ -24,7 +24,7 @@ from pricing.spot_selectors import spot_price_histories_usd
 from procurement import models, offer_cache, selectors
 from procurement.choices import Deployment
 from procurement.costing.job import MAX_STORAGE_RETENTION_DAYS, retention_months
-from procurement.costing.values import CostInputError, bounded_int, currency_code, non_negative
+from procurement.costing.values import CostInputError, bounded_int, currency_code, non_negative, positive_int
 from procurement.ranking import (
     RANKED_PRICING_MODELS,
     PreparedOffers,
@@ -33,6 +33,7 @@ from procurement.ranking import (
     prepare,
     rank_workload,
 )
+from procurement.ranking.options import MAX_INSTANCES
 from procurement.ranking.sizing_memo import HashedKey
 from procurement.services.benchmarks import ShapeMeasurements, measurements_for_spec
 from procurement.services.calibration import calibration_factors
@@ -77,7 +78,6 @@ SPOT_OPTION_BOUNDS = {
 # with instance counts × offers, and `top` rows are stored with the recommendation.
 MAX_TOP = 500
 MAX_INSTANCE_COUNT_VALUES = 64
-MAX_INSTANCES = 64
 MAX_DEADLINE_HOURS = 10 * 8760
 
 
@@ -133,7 +133,7 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
                 "instance_counts", f"must be a list of at most {MAX_INSTANCE_COUNT_VALUES} whole numbers"
             )
         values["instance_counts"] = tuple(
-            bounded_int(count, f"instance_counts[{i}]", MAX_INSTANCES) for i, count in enumerate(counts)
+            _instance_count(count, f"instance_counts[{i}]") for i, count in enumerate(counts)
         )
     for model in values.get("pricing_models", ()):
         if model not in RANKED_PRICING_MODELS:
@@ -144,6 +144,19 @@ def ranking_options_parse(data: Mapping[str, Any] | None) -> RankingOptions:
         if data.get(key) is not None:
             values[key] = _bounded(data[key], key, low, high, low_allowed)
     return RankingOptions(**values)
+
+
+def _instance_count(value: object, field: str) -> int:
+    """One requested instance count: a whole number from 1 to MAX_INSTANCES (ranking.options: the published
+    pretraining clusters, 48 to 2,048 nodes, fit under it), the bound said in the error."""
+    number = positive_int(value, field)
+    if number > MAX_INSTANCES:
+        raise CostInputError(
+            field,
+            f"must be at most {MAX_INSTANCES:,} instances (the bound a ranking row may use: Llama 3 405B's "
+            f"2,048 nodes of 8 GPUs), got {number}",
+        )
+    return number
 
 
 def _bounded(value: object, field: str, low: float, high: float, low_allowed: bool) -> float:

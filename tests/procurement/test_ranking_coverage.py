@@ -10,6 +10,7 @@ import pytest
 from procurement.costing.values import CostInputError
 from procurement.ranking import RankingOptions, rank_workload
 from procurement.services.recommendations import ranking_options_parse
+from procurement.sizing import parse_workload_spec
 from tests.procurement.test_ranking import FULL_70B, GPUS, NOW, QLORA_8B, _offer
 
 L4 = _offer("aws", "g6.2xlarge", "l4", 1, "on_demand", 0.9776, vcpus=8, ram=32)
@@ -91,6 +92,27 @@ def test_an_empty_ranking_says_why_with_counts():
     assert ranking.results == []
     assert ranking.why_empty == [{"reason": "does not fit in GPU memory", "count": 7}]
     assert ranking.as_report()["why_empty"] == ranking.why_empty
+
+
+def test_an_empty_ranking_blames_a_tight_fit_on_the_gate_that_stops_it_not_on_memory():
+    # glm (stop 51): a tight row (peak inside the card, not inside the 20% headroom) ranks, so when a budget then
+    # stops it the reason is the budget; before, why_empty's memory gate was "peak + headroom > card" and said
+    # "does not fit in GPU memory" for a configuration the ranking had found to fit
+    spec = parse_workload_spec(
+        {
+            "name": "s",
+            "task": "lora",
+            "model": {"preset": "llama-3.1-8b"},
+            "seq_len": 1024,
+            "training_tokens": 1e7,
+        }
+    )
+    row = _rank([L4], spec=spec, measured_tokens_per_second={}).results[0]
+    assert row["fits"] and row["tight"] and row["required_per_gpu_gib"] > 22.0  # an L4's 24 GB is 22.35 GiB
+    over = _rank([L4], spec=spec, measured_tokens_per_second={}, budget=0.01)
+    assert over.results == [] and over.why_empty == [
+        {"reason": "costs more than the budget of 0.01 USD", "count": 1}
+    ]
 
 
 def test_an_empty_ranking_names_the_budget_and_the_filters():

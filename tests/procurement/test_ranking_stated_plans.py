@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from procurement.ranking import RankingOptions, rank_workload
 from procurement.ranking.offers import prepare
+from procurement.ranking.options import MAX_INSTANCES
 from procurement.ranking.shapes import tensor_parallel_splits_heads
 from procurement.ranking.splits import tensor_parallel_splits_mlp
 from procurement.sizing import memory_breakdown_gib, parse_workload_spec
@@ -103,11 +104,18 @@ def test_an_empty_ranking_of_a_plan_with_nvlink_names_memory_not_the_link():
 
 
 def test_an_empty_ranking_names_a_gpu_count_no_offer_makes():
+    # Restated (glm, stop 51): before, 1,024 GPUs ranked nothing, "no offer makes 1024 GPUs (... at the instance
+    # counts tried, 1, 2, 4 or 8)": the contract added only counts of at most 64 instances. After, 128 instances
+    # of 8 (under ranking.options.MAX_INSTANCES, 2,048) make them and the plan ranks; a count past the bound,
+    # 32,768 GPUs = 4,096 instances of 8 (the largest instance of OFFERS), is empty and says the bound.
     spec = _spec({"gpus": 1024, "zero_stage": 3, "tensor_parallel": 8}, preset="llama-3-70b")
+    assert {(row["instances"], row["gpus_per_instance"]) for row in _rank(spec).results} == {(128, 8)}
+    spec = _spec({"gpus": 32768, "zero_stage": 3, "tensor_parallel": 8}, preset="llama-3-70b")
     (reason,) = _rank(spec).why_empty
     assert reason["reason"].startswith(
-        "no offer can run the stated parallelism (gpus 1024, zero_stage 3, tensor_parallel 8): no offer makes "
-        "1024 GPUs (instances of 1 or 8 GPUs at the instance counts tried, 1, 2, 4 or 8)"
+        "no offer can run the stated parallelism (gpus 32768, zero_stage 3, tensor_parallel 8): no offer makes "
+        "32768 GPUs (instances of 1 or 8 GPUs at the instance counts tried, 1, 2, 4 or 8): 32,768 GPUs need "
+        "more than the 2,048 instances a row may use, even on instances of 8"
     )
     assert "NVLink" not in reason["reason"]
 
@@ -141,7 +149,7 @@ def _kinds():
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    gpus=st.sampled_from([1, 2, 3, 4, 8, 12, 16, 32, 64, 1024]),
+    gpus=st.sampled_from([1, 2, 3, 4, 8, 12, 16, 32, 64, 1024, 32768]),
     zero=st.sampled_from([None, 0, 1, 2, 3, "fsdp"]),
     tp=st.sampled_from([None, 1, 2, 4, 8, 16]),
     pp=st.sampled_from([None, 1, 2, 4]),
@@ -162,8 +170,8 @@ def test_every_accepted_stated_plan_ranks_on_a_node_that_holds_it_or_says_a_true
         assume(False)
     par = spec.parallelism
     ranking = _rank(spec, offers=CATALOG, instance_counts=COUNTS)
-    # a node holds the plan: instances of n GPUs make the stated count (at most 64 of them: the counts the
-    # contract adds, ranking/contract.instance_counts_for), its TP groups inside an instance on NVLink or
+    # a node holds the plan: instances of n GPUs make the stated count (at most MAX_INSTANCES of them: the counts
+    # the contract adds, ranking/contract.instance_counts_for; 64 before glm, stop 51), its TP groups inside an instance on NVLink or
     # Infinity Fabric. Whether it fits, and a fabric between instances, are the configurations' gates.
     # ...and the TP degree splits the model's attention heads (ranking/shapes.tensor_parallel_splits_heads: the
     # query heads divide, training's KV heads too: Megatron-Core never replicates them, aud49k)
@@ -176,7 +184,7 @@ def test_every_accepted_stated_plan_ranks_on_a_node_that_holds_it_or_says_a_true
         n
         for n, scale_up, _ in _kinds()
         if gpus % n == 0
-        and gpus // n <= 64
+        and gpus // n <= MAX_INSTANCES
         and (par.tensor_parallel == 1 or (n % par.tensor_parallel == 0 and scale_up))
         and heads_split
         and mlp_split
@@ -190,7 +198,7 @@ def test_every_accepted_stated_plan_ranks_on_a_node_that_holds_it_or_says_a_true
         return
     assert not ranking.considered and not ranking.results and ranking.why_empty, parallelism
     reason = ranking.why_empty[0]["reason"]
-    makes = [n for n, _, _ in _kinds() if gpus % n == 0 and gpus // n <= 64]
+    makes = [n for n, _, _ in _kinds() if gpus % n == 0 and gpus // n <= MAX_INSTANCES]
     if "no offer makes" in reason:
         assert not makes, reason
     elif "does not split the model's" in reason:  # the heads are the blocker

@@ -37,7 +37,14 @@ def _post(client, url: str, body, **extra):
             "instance_counts",
             "must be a list of at most 64 whole numbers",
         ),
-        ({"instance_counts": [1, 65]}, "instance_counts[1]", "must be at most 64, got 65"),
+        # restated (glm, stop 51): the bound was 64 instances ("must be at most 64, got 65"), which dropped
+        # GLM-130B's 96 DGX-A100 nodes; now 2,048 (Llama 3 405B's 16,384 H100 = 2,048 nodes of 8)
+        (
+            {"instance_counts": [1, 2049]},
+            "instance_counts[1]",
+            "must be at most 2,048 instances (the bound a ranking row may use: Llama 3 405B's 2,048 nodes of 8 "
+            "GPUs), got 2049",
+        ),
         ({"instance_counts": "1,2"}, "instance_counts", "must be a list of at most 64 whole numbers"),
         ({"deadline_hours": 1e9}, "deadline_hours", "must be at most 87600 (ten years)"),
         ({"budget": 1e308}, "budget", "is too large ('1e+308'; at most 1e+15)"),
@@ -50,8 +57,8 @@ def test_ranking_options_are_bounded(options, field, message):
 
 
 def test_the_largest_allowed_ranking_options_are_accepted():
-    options = ranking_options_parse({"top": 500, "instance_counts": list(range(1, 65))})
-    assert options.top == 500 and options.instance_counts[-1] == 64
+    options = ranking_options_parse({"top": 500, "instance_counts": [*range(1, 64), 2048]})
+    assert options.top == 500 and options.instance_counts[-1] == 2048
 
 
 @pytest.mark.django_db

@@ -50,10 +50,19 @@ GLM130B = {
     "vocab_size": 150528,
     "gated_mlp": True,
 }
+# The run's own training script (glm, stop 51): XiaoqingNLP/LargeScale configs/wudao/wudao-130B.sh @066ee8cc, the
+# GLM-130B pretraining config (TP_SIZE=4, PP_SIZE=8, 70 x 12,288, FFN_HIDDEN=$((NHIDDEN * 8 / 3)) = 32,768,
+# SEQ_LEN=2048, ZERO_STAGE=1): MICRO_BATCH_SIZE=1, GLOBAL_BATCH_SIZE=4224 "# 176 * 24" (24 data-parallel ranks
+# = 768 / (4 x 8), so 176 micro-batches a step), --fp16, --checkpoint-activations (full recomputation). aud51u's
+# spec left these at their defaults (1 micro-batch a step: a PP 8 bubble of 7/1, bf16, no recomputation).
 GLM = {
     "task": "pretrain",
     "model": GLM130B,
+    "precision": "fp16",
     "seq_len": 2048,
+    "micro_batch_size": 1,
+    "gradient_accumulation_steps": 176,
+    "gradient_checkpointing": "full",
     "parallelism": {"gpus": 768, "tensor_parallel": 4, "pipeline_parallel": 8, "zero_stage": 1},
     "training_tokens": 400e9,
 }
@@ -110,21 +119,42 @@ def tokens_per_gpu(spec: dict, row: dict) -> float:
     return spec["training_tokens"] / (row["hours"] * 3600 * row["gpus"])
 
 
-R_GLM = (
-    "UNEXPLAINED (aud51u): [GLM] GLM-130B pretraining as run (768 A100 40GB, TP 4 x PP 8, 400e9 tokens, the 58-day "
-    "window as --deadline 1392) ranks no row at all, with or without A100 40GB as the only card: the published run "
-    "itself is not offered as a plan, so neither its speed (published 103.9 tokens/s/GPU wall-clock) nor the "
-    "deadline can be judged. Cause not located (MAX_INSTANCES 64 caps 96 nodes? the 40 GB fit at TP 4 x PP 8?); "
-    "0% of the gap sized."
-)
-
-
+# Was a strict xfail (UNEXPLAINED, aud51u: no ranked row at all). Cause (glm, stop 51): the contract added the
+# instance counts that make a stated GPU count only up to 64 instances (ranking/contract.instance_counts_for), so
+# 96 nodes of 8 were never tried, and the empty answer said only "no offer makes 768 GPUs". Fixed at the class:
+# ranking.options.MAX_INSTANCES = 2,048 (published clusters, 48 to 2,048 nodes) bounds both that and requested
+# instance_counts. Before -> after: no row -> 5 rows; on A100 40GB, AWS p4d.24xlarge 96 x 8 (NVSwitch inside,
+# EFA 400 Gb/s between), TP 4 x PP 8 ZeRO-1, peak 19.64 GiB a GPU of 40 (the run fit; so does ours), 1,034.2 h.
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=R_GLM)
 def test_glm130b_pretrain_on_its_cluster_is_ranked_within_its_deadline(bundled_catalog):
     rows = ranked(GLM, 5, deadline_hours=GLM_DEADLINE_H)
     assert rows and not row_problems(rows, GLM)
-    assert abs(err(tokens_per_gpu(GLM, rows[0]), PUB_GLM_TPS_GPU)) <= LLM_SPEED
+    row = ranked(GLM, 1, deadline_hours=GLM_DEADLINE_H, gpus=[A100_40])[0]
+    assert (row["instances"], row["gpus_per_instance"], row["gpus"]) == (96, 8, 768)
+    plan = row["plan"]
+    assert (plan["tensor_parallel"], plan["pipeline_parallel"], plan["zero_stage"]) == (4, 8, 1)
+    assert row["fits"] and row["memory_per_gpu_gib"] <= 40.0 and row["hours"] <= GLM_DEADLINE_H
+
+
+R_GLM = (
+    "UNEXPLAINED (glm): [GLM] on its own card (A100 40GB, 96 x 8, TP 4 x PP 8, ZeRO-1, fp16, full recomputation, "
+    "176 micro-batches a step from the run's script) ours is 1,034.2 h = 794,254 GPU-hours against the published "
+    "58 days, 768 x 1,392 = 1,069,056 (-25.7%; 139.9 vs 103.9 tokens/s/GPU). The published figure is the "
+    "calendar window (May 6 to July 3, 2022), restarts, loss-spike rollbacks and evaluation included; ours is "
+    "compute time. Partly sized: ours runs at (6 x 130e9 + 12 x 70 x 2,048 x 12,288) x 139.9 / 312e12 = 35.9% "
+    "MFU, against the paper's reported 32.5% MFU (arXiv:2210.02414 sec. 3, recalled, not opened this session): "
+    "at 32.5% ours would be 1,142.6 h, ~30% of the 358 h gap; the rest (249 h, 18% of the window: downtime) is "
+    "not sized from a log. "
+    "The batch ramp (--rampup-batch-size 192 24 over 2.5% of samples) adds ~0.2% (7/m averaged over m 8..176)."
+)
+
+
+# The GPU-hours against the published run at the auditor's bar (15%): before, not judged (no row); after -25.7%.
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=R_GLM)
+def test_glm130b_gpu_hours_on_its_cluster_match_the_published_run(bundled_catalog):
+    row = ranked(GLM, 1, deadline_hours=GLM_DEADLINE_H, gpus=[A100_40])[0]
+    assert abs(err(row["gpus"] * row["hours"], 768 * GLM_DEADLINE_H)) <= LLM_SPEED
 
 
 @pytest.mark.django_db
