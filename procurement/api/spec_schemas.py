@@ -341,6 +341,12 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "backward's stream, every one exposed (ZeRO-2: one a micro-batch; ZeRO-1: one a step); default false "
         "(DeepSpeed's default below ZeRO-3)"
     )
+    multi_rank_bucket_allreduce = _flag(
+        "With reduce_bucket_size (refused without it): DeepSpeed's zero_optimization.use_multi_rank_bucket_allreduce; "
+        "true all-reduces each ZeRO-1/2 gradient bucket (twice a reduce-scatter's bytes), DeepSpeed's default from "
+        "0.12.4; false reduces each rank's slice to its owner (a reduce-scatter's bytes), DeepSpeed 0.12.3 and "
+        "earlier; default true"
+    )
     gradient_sync = _choice(
         GRADIENT_SYNCS,
         "Training with zero_stage 0, 1 or 2: where an accumulated step's data-parallel traffic hides: overlapped, "

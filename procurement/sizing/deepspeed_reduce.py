@@ -6,9 +6,20 @@ DeepSpeed's ZeRO-1/2 optimizer reduces a parameter's gradient from its backward 
 self.reduce_independent_p_g_buckets_and_remove_grads(param, i)" (deepspeed/runtime/zero/stage_1_and_2.py@v0.12.3
 lines 1328-1330; @v0.14.2 line 1415). ZeRO-2 partitions gradients (``partition_gradients``, line 172), so it reduces
 the whole gradient at EVERY micro-batch's backward; ZeRO-1 only in the accumulation boundary's. Each full bucket goes
-to ``average_tensor`` (from line 956), which sends each rank's slice of it to its owner (``dist.reduce(grad_slice,
-dst=dst_rank, ...)``, line 1044): a reduce-scatter's traffic, each rank's gradient bytes x (n - 1) / n. Under
-``overlap_comm`` false it runs on ``get_accelerator().current_stream()`` (line 962), the backward's own stream, and
+to ``average_tensor``. What it sends depends on DeepSpeed's version (parallelism.multi_rank_bucket_allreduce):
+
+- true (DeepSpeed's default from v0.12.4, PR #4695, commit 2afa1c7f: ``use_multi_rank_bucket_allreduce: bool = True``,
+  zero/config.py@v0.14.2 line 111, passed in by engine.py@v0.14.2 line 1526): average_tensor (stage_1_and_2.py@v0.14.2
+  line 1037) keys every slice of the bucket by its process group (line 1116) and hands it to
+  ``allreduce_and_scatter`` (lines 1126-1130) -> ``allreduce_and_copy_with_multiple_ranks`` (lines 997-1007) ->
+  ``allreduce_bucket(rank=None)`` -> ``dist.all_reduce`` (line 1500); each rank then keeps its own slice. A full
+  all-reduce: each rank's gradient bytes x 2 (n - 1) / n.
+- false (the only path through v0.12.3, which has no such key): each rank's slice goes to its owner
+  (``dist.reduce(grad_slice, dst=dst_rank, ...)``, stage_1_and_2.py@v0.12.3 line 1044): a reduce-scatter's traffic,
+  each rank's gradient bytes x (n - 1) / n.
+
+Either way, under ``overlap_comm`` false it runs on ``get_accelerator().current_stream()`` (v0.12.3 line 962; v0.14.2
+line 1043), the backward's own stream, and
 waits on its handles before the backward goes on: nothing hides it. Under ``overlap_comm`` true it runs on
 ``self.reduction_stream`` beside the backward, which the engine prices as it prices the other overlapped data-parallel
 traffic (under COMM_OVERLAP of the compute). After the optimizer step the updated 16-bit partitions are gathered
@@ -27,13 +38,25 @@ from procurement.sizing.spec import WorkloadSpec
 
 
 def reductions_per_step(spec: WorkloadSpec, zero_stage) -> np.ndarray:
-    """Gradient reduce-scatters a step, per row: gradient_accumulation_steps at ZeRO-2, one at ZeRO-1, where the
+    """Gradient reductions a step, per row: gradient_accumulation_steps at ZeRO-2, one at ZeRO-1, where the
     DeepSpeed config is stated; 0 elsewhere (the caller's all-reduce rule holds)."""
     zero = np.asarray(zero_stage, dtype=float)
     if not spec.parallelism.reduce_bucket_size or not spec.is_training:
         return np.zeros_like(zero)
     accumulation = float(spec.gradient_accumulation_steps)
     return np.where(zero == 2.0, accumulation, np.where(zero == 1.0, 1.0, 0.0))
+
+
+def reduction_factor(spec: WorkloadSpec) -> float:
+    """Gradient bytes one reduction moves, in reduce-scatters of them: 2 under use_multi_rank_bucket_allreduce (an
+    all-reduce, DeepSpeed >= 0.12.4's default), 1 without it (per-rank reduces, DeepSpeed <= 0.12.3)."""
+    return 2.0 if spec.parallelism.multi_rank_bucket_allreduce else 1.0
+
+
+def collective_factor(spec: WorkloadSpec, reductions) -> np.ndarray:
+    """The step's gradient traffic in reduce-scatters of the gradient bytes: the reductions (reduction_factor each)
+    and the parameters' all-gather after the step (one)."""
+    return np.asarray(reductions, dtype=float) * reduction_factor(spec) + 1.0
 
 
 def calls_per_step(spec: WorkloadSpec, reductions, gradient_bytes, grad_bytes_per_param: float) -> np.ndarray:
@@ -45,9 +68,10 @@ def calls_per_step(spec: WorkloadSpec, reductions, gradient_bytes, grad_bytes_pe
 
 
 def exposed_seconds(spec: WorkloadSpec, reductions, gradient_seconds) -> np.ndarray:
-    """The reduce-scatters' share of ``gradient_seconds`` (reductions + 1 collectives of equal bytes: the
-    reductions and the step's all-gather) that runs on the backward's stream (overlap_comm false)."""
+    """The reductions' share of ``gradient_seconds`` (collective_factor: the reductions' bytes and the step's
+    all-gather's) that runs on the backward's stream (overlap_comm false)."""
     reductions = np.asarray(reductions, dtype=float)
     if spec.parallelism.overlap_comm:
         return np.zeros_like(reductions * np.asarray(gradient_seconds, dtype=float))
-    return np.where(reductions > 0, gradient_seconds * reductions / (reductions + 1.0), 0.0)
+    reduced = reductions * reduction_factor(spec)
+    return np.where(reductions > 0, gradient_seconds * reduced / (reduced + 1.0), 0.0)

@@ -596,6 +596,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "reshard_after_forward": spec.parallelism.reshard_after_forward,
             "reduce_bucket_size": spec.parallelism.reduce_bucket_size,
             "overlap_comm": spec.parallelism.overlap_comm,
+            "multi_rank_bucket_allreduce": spec.parallelism.multi_rank_bucket_allreduce,
             "gradient_sync": spec.parallelism.gradient_sync,
             "offload": spec.parallelism.offload,
         },

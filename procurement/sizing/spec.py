@@ -336,6 +336,10 @@ class ParallelismSpec:
     # buffers its optimizer allocates at every backward (memory._deepspeed_ipg_buffer_bytes). 0: not counted.
     reduce_bucket_size: int = 0
     overlap_comm: bool = False
+    # DeepSpeed's zero_optimization.use_multi_rank_bucket_allreduce (from v0.12.4, default true): ZeRO-1/2 all-reduce
+    # each gradient bucket; false: the per-rank reduce of v0.12.3 and earlier (deepspeed_reduce.py). Only with
+    # reduce_bucket_size.
+    multi_rank_bucket_allreduce: bool = True
     # GRADIENT_SYNCS: where an accumulated step's data-parallel traffic can hide (DDP / ZeRO-1/2 training)
     gradient_sync: str = "overlapped"
     # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
@@ -1160,6 +1164,7 @@ PARALLELISM_KEYS = frozenset(
         "reshard_after_forward",
         "reduce_bucket_size",
         "overlap_comm",
+        "multi_rank_bucket_allreduce",
         "gradient_sync",
         "activation_offload_layers",
         *SPLIT_FIELDS,
@@ -1220,12 +1225,27 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
             data, "reduce_bucket_size", "parallelism.reduce_bucket_size", 0, minimum=0
         ),
         overlap_comm=reader.boolean(data, "overlap_comm", "parallelism.overlap_comm", False),
+        multi_rank_bucket_allreduce=_multi_rank_bucket_allreduce(reader, data),
         gradient_sync=reader.choice(
             data, "gradient_sync", "parallelism.gradient_sync", "overlapped", GRADIENT_SYNCS
         ),
         activation_offload_layers=_activation_offload_layers(reader, data),
         **split,
     )
+
+
+def _multi_rank_bucket_allreduce(reader: _Reader, data: dict) -> bool:
+    """DeepSpeed's use_multi_rank_bucket_allreduce: default true (its own default since v0.12.4, zero/config.py@v0.14.2
+    line 111); stated only beside reduce_bucket_size, the field that says the DeepSpeed config is known."""
+    path = "parallelism.multi_rank_bucket_allreduce"
+    value = reader.optional_boolean(data, "multi_rank_bucket_allreduce", path)
+    if value is not None and not data.get("reduce_bucket_size"):
+        reader.error(
+            path,
+            "is DeepSpeed ZeRO-1/2's gradient reduction (all-reduce or per-rank reduce of each bucket): state "
+            "parallelism.reduce_bucket_size with it",
+        )
+    return True if value is None else value
 
 
 def _activation_offload_layers(reader: _Reader, data: dict) -> int:

@@ -540,8 +540,8 @@ def training_throughput(
     collectives hierarchical; without them the whole group is one flat ring on interconnect_gbps.
 
     Per step (docs/cost-model.md, "Communication"): the data-parallel gradient all-reduce once
-    (2 x gradient bytes; a stated DeepSpeed ZeRO-1/2 config: its reduce-scatters, one a micro-batch at ZeRO-2,
-    and one all-gather, deepspeed_reduce.py), or under ZeRO-3/FSDP a gradient reduce-scatter plus the parameter all-gathers
+    (2 x gradient bytes; a stated DeepSpeed ZeRO-1/2 config: its reductions, one a micro-batch at ZeRO-2,
+    all-reduces or reduce-scatters by multi_rank_bucket_allreduce, and one all-gather, deepspeed_reduce.py), or under ZeRO-3/FSDP a gradient reduce-scatter plus the parameter all-gathers
     of forward and backward for every micro-batch (including frozen base weights of LoRA/QLoRA);
     tensor-parallel activation all-reduces (4 per layer per micro-batch, 6 with full recomputation);
     pipeline activation/gradient sends (2 per micro-batch, x virtual_pipeline; 1 / tp of the message each
@@ -642,10 +642,11 @@ def training_throughput(
     # reduce-scatter and two parameter all-gathers (forward, backward).
     # (parallelism.reshard_after_forward false: no backward re-gather; under PP once a step, fsdp_reshard.py)
     grad_factor, gather_factor = fsdp_reshard.collective_factors(spec, sharded, pp)
-    # a stated DeepSpeed ZeRO-1/2 config: a reduce-scatter a micro-batch at ZeRO-2 (one a step at ZeRO-1) and the
-    # parameters' all-gather after the step, one collective of the gradient bytes each (deepspeed_reduce.py)
+    # a stated DeepSpeed ZeRO-1/2 config: a reduction a micro-batch at ZeRO-2 (one a step at ZeRO-1; an all-reduce
+    # from DeepSpeed 0.12.4, a reduce-scatter's bytes before) and the parameters' all-gather after the step
+    # (deepspeed_reduce.py)
     reductions = deepspeed_reduce.reductions_per_step(spec, zero)
-    grad_factor = np.where(reductions > 0, reductions + 1.0, grad_factor)
+    grad_factor = np.where(reductions > 0, deepspeed_reduce.collective_factor(spec, reductions), grad_factor)
     groups = data_parallel_groups(spec, grad_ranks, dp_per_node)
     grad_node_s, grad_fabric_s = grouped_ring_seconds(grad_factor, gradient_bytes, groups, link, fabric)
     gather_node_s, gather_fabric_s = grouped_ring_seconds(gather_factor, weight_bytes, groups, link, fabric)
@@ -658,8 +659,16 @@ def training_throughput(
         deepspeed_reduce.calls_per_step(spec, reductions, gradient_bytes, state.grad_bytes_per_param),
         gradient_calls,
     )
-    grad_latency_s = collective_latency_seconds(
-        np.where(sharded | (reductions > 0), 1.0, 2.0), gradient_calls, grad_ranks, dp_per_node
+    # DeepSpeed's reductions pay an all-reduce's call latency under multi_rank_bucket_allreduce, its all-gather a
+    # reduce-scatter's; one call a bucket each
+    ds_buckets = deepspeed_reduce.calls_per_step(spec, 0.0, gradient_bytes, state.grad_bytes_per_param)
+    grad_latency_s = np.where(
+        reductions > 0,
+        collective_latency_seconds(
+            deepspeed_reduce.reduction_factor(spec), reductions * ds_buckets, grad_ranks, dp_per_node
+        )
+        + collective_latency_seconds(1.0, ds_buckets, grad_ranks, dp_per_node),
+        collective_latency_seconds(np.where(sharded, 1.0, 2.0), gradient_calls, grad_ranks, dp_per_node),
     )
     gather_latency_s = collective_latency_seconds(1.0, gather_calls, grad_ranks, dp_per_node)
     dp_comm_s = (
@@ -700,7 +709,7 @@ def training_throughput(
         window_s = np.where(
             sharded, compute_s, compute_s * GRADIENT_SYNC_LAST_MICRO_BATCH.value / accumulation
         )
-    # overlap_comm false: DeepSpeed's reduce-scatters run on the backward's stream, in its time (deepspeed_reduce.py)
+    # overlap_comm false: DeepSpeed's reductions run on the backward's stream, in its time (deepspeed_reduce.py)
     serial_reduce_s = deepspeed_reduce.exposed_seconds(
         spec, reductions, grad_node_s + grad_fabric_s + grad_latency_s
     )
