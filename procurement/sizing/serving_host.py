@@ -90,6 +90,7 @@ from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
     EAGER_KERNEL_HOST_SECONDS,
     HF_GENERATE_KERNEL_HOST_SECONDS,
+    OPTIMIZER_OP_HOST_SECONDS,
     VLLM_V0_STEP_HOST_SECONDS,
 )
 
@@ -195,6 +196,18 @@ GENERATE_HARNESS_HOST = {
 # Qwen README Int4 1.8B / 7B / 14B (stop 44: -22.0% / -15.9% / -12.3% unstated -> -14.5% / -7.8% / -3.8%). Applied
 # to the GEMV path (below EXLLAMA_RECONS_ROWS rows), whose kernels the host launches at every row count.
 QUANT_KERNEL_STEP_RATIO = {"unstated": 1.0, "exllama": 33.711 / 36.958}
+# int8gptq: inference.quant_kernel cuda_old, AutoGPTQ's 8-bit GPTQ linear. auto_gptq's dynamically_import_QuantLinear
+# takes exllama / exllamav2 / marlin for bits == 4 only, so 8 bits (use_triton off: AutoGPTQ's from_quantized default
+# and transformers' / optimum's GPTQ integration) run qlinear_cuda_old (desc_act false or group_size -1) or
+# qlinear_cuda. QuantLinear.forward's 8-bit branch (AutoGPTQ qlinear_cuda_old.py @179776bd; use_cuda_fp16 is forced
+# off at 8 bits) issues, beside the vecquant8matmul_old kernel that takes the counted linear's place:
+# torch.zeros of the fp32 output, x.float(), self.scales.float() and out.half() = 4 kernels; the bias add is in both
+# loops (cuda_old's out + bias; the 16-bit linear's addmm), not a difference. The 4 are bare ATen calls inside a
+# forward whose module Python the linear's kernel already carries, so each costs a bare op's host time,
+# optimizer_op_host_s (7 us, pytorch/pytorch issue #41383; lora_host prices PEFT's x.to(fp32) the same way), not the
+# harness's rate a counted kernel (which carries each module's Python). Counted, not fitted. Checked on rows not used
+# to set anything: the Qwen2 speed page's Int8 rows (0.5B / 1.5B / 7B) and the Qwen-1 README's (1.8B / 7B / 14B).
+CUDA_OLD_BARE_OPS = 4.0
 # exllama's GEMV on the GPU: seconds a quantized linear weight a row of the step (the module docstring). Fitted
 # (fix44q) on the same table's two GPU-bound GEMV rows, Llama-2-13B (12.688e9 quantized block weights) on one
 # A100-SXM4-80GB, prompt 512 + 512 generated: batch 2 exllama 37.25 ms, batch 4 54.14 ms (each above 0.912 x its
@@ -410,7 +423,16 @@ def host_seconds_per_token(spec) -> float:
     triton = triton_launches_per_layer(spec) * spec.model.num_layers
     kernels = kernels_per_layer(spec) * spec.model.num_layers + LOOP_KERNELS - triton
     host = kernels * kernel_host_seconds(spec) + triton * TRITON_LAUNCH_HOST_SECONDS
-    return host * quant_kernel_ratio(spec)
+    return host * quant_kernel_ratio(spec) + quant_kernel_bare_op_seconds(spec)
+
+
+def quant_kernel_bare_op_seconds(spec) -> float:
+    """Host seconds a token of the stated quantized linear's own bare ops (cuda_old: CUDA_OLD_BARE_OPS a quantized
+    linear at optimizer_op_host_s); 0 for every other kernel."""
+    if getattr(spec.inference, "quant_kernel", "unstated") != "cuda_old":
+        return 0.0
+    linears = linears_per_layer(spec) * spec.model.num_layers
+    return linears * CUDA_OLD_BARE_OPS * OPTIMIZER_OP_HOST_SECONDS.value
 
 
 def engine_step_host_seconds(spec) -> float:
@@ -586,6 +608,13 @@ def _quant_kernel_text(spec) -> str:
     kernel = getattr(spec.inference, "quant_kernel", "unstated")
     if kernel == "unstated":
         return ""
+    if kernel == "cuda_old":
+        return (
+            ". The cuda_old 8-bit kernel (inference.quant_kernel: AutoGPTQ's qlinear_cuda_old / qlinear_cuda) adds "
+            f"{CUDA_OLD_BARE_OPS:.0f} bare ops a quantized linear (the fp32 output's zeros, the input's and the scales' "
+            f"casts to fp32, the output's cast back): {quant_kernel_bare_op_seconds(spec) * 1e3:.2f} ms a token at "
+            f"{OPTIMIZER_OP_HOST_SECONDS.value * 1e6:.0f} us an op, included in the host time above"
+        )
     ratio = QUANT_KERNEL_STEP_RATIO[kernel]
     stack = (
         "measured by huggingface/optimum's GPTQ benchmark (Llama-2-13B on an A100-SXM4-80GB, AutoGPTQ 0.4.2, "

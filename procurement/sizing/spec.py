@@ -95,8 +95,9 @@ SERVING_ENGINES = ("compiled", "hf_eager", "vllm_v0")
 # marlin_int4_decode_bandwidth_efficiency, throughput.DECODE_EFFICIENCY_BY_KERNEL) or fused_gemv (a runtime's own fused
 # dequantize-GEMV 4-bit kernel in its own loop: calm gf4, MLC LLM q4f16, exllamav2, TinyChat / llm-awq, not
 # TensorRT-LLM's weight-only GEMV or llama.cpp; compiled engine only: int4 weights read at
-# fused_gemv_int4_decode_bandwidth_efficiency)
-QUANT_KERNELS = ("unstated", "exllama", "marlin", "fused_gemv")
+# fused_gemv_int4_decode_bandwidth_efficiency) or cuda_old (AutoGPTQ's 8-bit qlinear_cuda_old / qlinear_cuda in an
+# hf_eager loop: 4 bare ops a quantized linear on the host, serving_host.CUDA_OLD_BARE_OPS)
+QUANT_KERNELS = ("unstated", "exllama", "marlin", "fused_gemv", "cuda_old")
 # inference.quant_format: the int4 checkpoint's format (bytes_model.int4_bits_per_weight, splits.mlp_split_unit):
 # unstated (int4_bits_per_param, 4.25 bits, and 128-wide groups in the TP gate: the behaviour before the field),
 # gptq / awq (4-bit weights, an fp16 scale and a packed 4-bit zero point per group of input channels: vLLM v0.6.3
@@ -1827,6 +1828,15 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             "fused_gemv is a runtime's own fused 4-bit GEMV (calm gf4, MLC LLM q4f16, exllamav2, TinyChat / llm-awq; "
             "not TensorRT-LLM or llama.cpp) in its own decode "
             "loop: it needs task inference, weight_quantization int4 and inference.engine compiled (got "
+            f"{spec.task}, {spec.weight_quantization}, {spec.inference.engine})",
+        )
+    if spec.inference.quant_kernel == "cuda_old" and (
+        spec.task != "inference" or spec.weight_quantization != "int8" or spec.inference.engine != "hf_eager"
+    ):
+        reader.error(
+            "inference.quant_kernel",
+            "cuda_old is AutoGPTQ's 8-bit GPTQ linear (qlinear_cuda_old / qlinear_cuda) in an eager transformers "
+            "loop: it needs task inference, weight_quantization int8 and inference.engine hf_eager (got "
             f"{spec.task}, {spec.weight_quantization}, {spec.inference.engine})",
         )
     _check_quant_format(reader, spec)
