@@ -449,7 +449,9 @@ def _qwen2_7b(quant_kernel=None, quantization="int8", engine="hf_eager", task="i
     if quant_kernel:
         block["quant_kernel"] = quant_kernel
     model = {"preset": "qwen2.5-7b", "eager_layer": "qwen2"}  # Qwen2.5-7B keeps Qwen2-7B's shapes (28 layers)
-    return parse_workload_spec({"task": task, "model": model, "weight_quantization": quantization, "inference": block})
+    return parse_workload_spec(
+        {"task": task, "model": model, "weight_quantization": quantization, "inference": block}
+    )
 
 
 def test_cuda_old_adds_4_bare_ops_a_quantized_linear():
@@ -467,7 +469,11 @@ def test_cuda_old_adds_4_bare_ops_a_quantized_linear():
 
 def test_cuda_old_says_its_ops_in_the_answer():
     text = serving_host.text(_qwen2_7b("cuda_old"))
-    assert "cuda_old" in text and "4 bare ops a quantized linear" in text and "5.49 ms a token at 7 us an op" in text
+    assert (
+        "cuda_old" in text
+        and "4 bare ops a quantized linear" in text
+        and "5.49 ms a token at 7 us an op" in text
+    )
     assert not any(token in text for token in ("True", "False", "None", "{'", "['"))
     assert "cuda_old" not in serving_host.text(_qwen2_7b())
 
@@ -477,7 +483,9 @@ def test_cuda_old_says_its_ops_in_the_answer():
     [("int4", "hf_eager"), ("none", "hf_eager"), ("int8", "compiled"), ("int8", "vllm_v0")],
 )
 def test_cuda_old_needs_8_bit_weights_in_an_eager_loop(quantization, engine):
-    with pytest.raises(WorkloadSpecError, match=r"inference.quant_kernel.*cuda_old.*weight_quantization int8"):
+    with pytest.raises(
+        WorkloadSpecError, match=r"inference.quant_kernel.*cuda_old.*weight_quantization int8"
+    ):
         _qwen2_7b("cuda_old", quantization=quantization, engine=engine)
 
 
@@ -511,10 +519,14 @@ def test_the_form_and_the_schema_offer_and_describe_cuda_old():
     field = WorkloadInferenceSerializer().fields["quant_kernel"]
     assert "cuda_old" in field.choices
     docs = Path(__file__).resolve().parents[3] / "docs" / "workload-spec.md"
-    row = next(line for line in docs.read_text().splitlines() if line.startswith("| `inference.quant_kernel`"))
+    row = next(
+        line for line in docs.read_text().splitlines() if line.startswith("| `inference.quant_kernel`")
+    )
     texts = {"docs": row, "form": KNOB_LABELS["quant_kernel"][1], "schema": str(field.help_text)}
     for where, text in texts.items():
-        assert "cuda_old" in text and "qlinear_cuda_old" in text and "4 bare ops a quantized linear" in text, where
+        assert (
+            "cuda_old" in text and "qlinear_cuda_old" in text and "4 bare ops a quantized linear" in text
+        ), where
         assert "7 us" in text, where
     for text in (texts["form"], texts["schema"]):
         assert not any(token in text for token in ("True", "False", "None"))
