@@ -390,7 +390,8 @@ class WorkloadInferenceSerializer(serializers.Serializer):
     )
     quant_kernel = _choice(
         QUANT_KERNELS,
-        "inference.engine hf_eager with weight_quantization int4: the library that runs the quantized linears. "
+        "inference.engine hf_eager with weight_quantization int4 (int8 for cuda_old): the library that runs the "
+        "quantized linears. "
         "unstated (default: a quantized linear costs the host what a BF16 one does) or exllama (AutoGPTQ / "
         "transformers' GPTQ exllama kernel: the host floor at 0.912 of the fp16 loop's, measured by "
         "huggingface/optimum's GPTQ benchmark on Llama-2-13B, A100-SXM4-80GB, AutoGPTQ 0.4.2 / PyTorch 2.0.1 / "
@@ -405,7 +406,11 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "rate, calm's RTX 4090 gf4 / fp16 rows, 746 / 892 GB/s, all rows from desktop hosts (RTX 4090 / RTX A6000 "
         "workstations; exllamav2 on server hosts pays a per-token host floor not priced: A100 rows +91% / +164%); "
         "not this class: TensorRT-LLM's weight-only GEMV (H100 INT4 AWQ 1.61x its FP16, below even the unstated "
-        "rate) and llama.cpp (Q4 kernels at 0.66-0.82 of its F16); state those unstated)",
+        "rate) and llama.cpp (Q4 kernels at 0.66-0.82 of its F16); state those unstated) or cuda_old (weight_quantization "
+        "int8 with inference.engine hf_eager only: AutoGPTQ's 8-bit GPTQ linear, qlinear_cuda_old / qlinear_cuda, "
+        "which AutoGPTQ 0.4 to 0.7 runs for 8 bits with Triton off: 4 bare ops a quantized linear, the fp32 "
+        "output's zeros, the input's and the scales' casts and the cast back, at optimizer_op_host_s, 7 us each, "
+        "added to the host floor; Qwen2-7B: 28 x 7 x 4 x 7 us = 5.5 ms a token)",
     )
     quant_format = _choice(
         QUANT_FORMATS,

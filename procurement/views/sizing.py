@@ -213,7 +213,9 @@ KNOB_LABELS = {
         "A6000, the unstated rate below compute capability 8.0 or off CUDA) / fused_gemv (calm gf4, MLC LLM q4f16, "
         "exllamav2, TinyChat / llm-awq in their own loops, compiled only: 4-bit weights read at 0.836 of the 16-bit "
         "rate, calm's RTX 4090 gf4 / fp16 rows, measured on desktop hosts; exllamav2 on server hosts runs slower; "
-        "not TensorRT-LLM's weight-only GEMV, not llama.cpp)",
+        "not TensorRT-LLM's weight-only GEMV, not llama.cpp); int8 weights, hf_eager: cuda_old (AutoGPTQ's 8-bit "
+        "qlinear_cuda_old / qlinear_cuda: 4 bare ops a quantized linear on the host at 7 us each, the fp32 output's "
+        "zeros, the input's and the scales' casts, the cast back)",
     ),
     "quant_format": (
         "int4 checkpoint format",

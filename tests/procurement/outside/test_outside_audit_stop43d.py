@@ -45,6 +45,9 @@ def qwen_report(model: dict, quantization: str, parallelism: dict | None = None)
     # acc44: the README's auto-gptq < 0.5 runs 4-bit on exllama (test_outside_recommendations_stop43.qwen_spec)
     if quantization == "int4":
         inference["quant_kernel"] = "exllama"
+    # int8b: Int8 through AutoGPTQ's 8-bit linear, qlinear_cuda_old (test_outside_recommendations_stop43.qwen_spec)
+    if quantization == "int8":
+        inference["quant_kernel"] = "cuda_old"
     # fix47h: one harness for every row, plain transformers (the default); host47b's auto_gptq for Int4 / Int8 is
     # withdrawn (test_outside_recommendations_stop43.qwen_spec)
     spec = {
@@ -266,8 +269,15 @@ def test_qwen_1_8b_decode_on_one_a100_within_15_percent(bundled_catalog, quantiz
     # fix47h: every row on one harness (transformers, 16.99 us) and the README's layer (qwen1_unfused_norm, 37)
     rate, triton = 16.99e-6, 62e-6
     host = (35 * 24 + 30) * rate + 2 * 24 * triton
-    by_hand = 1 / (host * (33.711 / 36.958 if quantization == "int4" else 1.0))
-    assert by_hand == pytest.approx({"none": 56.31, "int8": 56.31, "int4": 61.74}[quantization], abs=0.01)
+    # int8b: Int8 states inference.quant_kernel cuda_old (qwen_report): + 24 layers x 5 quantized linears x 4 bare
+    # ops x 7 us (optimizer_op_host_s) = 3.36 ms a token, 17.757 + 3.360 = 21.117 ms = 47.35 tokens/s. Restated
+    # (was 56.31, +1.4%) -> 47.35 (-14.8%), still inside 15%: the spec now states what the run used (AutoGPTQ's
+    # 8-bit qlinear_cuda_old, qwen_spec's note) and this is the engine's figure for it. The README's own Int8 step is
+    # 0.49 ms SHORTER than its BF16 one (55.56 against 54.09) where the count adds 3.36 ms: not sized (UNEXPLAINED
+    # in test_outside_host_rate_audit_stop47.py's Int8 / BF16 ratio, the same card's pair at 8,192).
+    bare = 24 * 5 * 4 * 7e-6 if quantization == "int8" else 0.0
+    by_hand = 1 / (host * (33.711 / 36.958 if quantization == "int4" else 1.0) + bare)
+    assert by_hand == pytest.approx({"none": 56.31, "int8": 47.35, "int4": 61.74}[quantization], abs=0.01)
     speed = qwen_report(QWEN_1_8B, quantization)["throughput"]["decode_tokens_per_second_per_stream"]
     assert speed == pytest.approx(by_hand, rel=0.002)  # host-bound: the floor decides
     assert speed == pytest.approx(published, rel=0.15)
@@ -313,7 +323,10 @@ _QWEN_72B_2GPU = {
         "the engine would give ~10.5 tokens/s (+16%, the BF16 row's own gap): the kernel accounts for the rest. "
         "acc44: a spec value could state the library (inference.quant_kernel, now exllama for 4-bit), but "
         "AutoGPTQ's 8-bit kernel has no published speed outside this README's rows (optimum's GPTQ benchmark is "
-        "4-bit only), so its 0.53 would be fitted on this case: not added.",
+        "4-bit only), so its 0.53 would be fitted on this case: not added. int8b: the row now states "
+        "inference.quant_kernel cuda_old (AutoGPTQ's 8-bit qlinear_cuda_old: 4 bare ops a quantized linear at 7 us, "
+        "host only); unchanged at 13.36, GPU-bound (host 69.2 ms under 74.9 ms of GPU work): the kernel's read rate "
+        "is still not priced.",
     ),
 }
 
@@ -336,5 +349,7 @@ def test_qwen_72b_decode_on_two_a100_layer_split_within_15_percent(bundled_catal
     # decode48b: BF16 9.51 (+12.1%) -> 9.16 (+8.0%), the cat's 2 copy passes at 2.057 each on the bf16 cache;
     # fix48x: at the corrected 1.944 a copy pass, BF16 9.20 (+8.4%), Int8 13.26 (+46.5%; its pin was a stale 13.92,
     # cls45d's, audx48b item 3: the strict xfail now fails only on its 15%)
+    # int8b: Int8 states inference.quant_kernel cuda_old (qwen_report): unchanged at 13.36 tokens/s (74.9 ms a token,
+    # GPU-bound): the host floor grows 58.0 -> 69.2 ms (80 x 5 x 4 x 7 us = 11.2 ms), still under the GPU's work
     assert speed == pytest.approx({"none": 9.20, "int8": 13.26}[quantization], rel=0.02)
     assert speed == pytest.approx(published, rel=0.15)

@@ -62,6 +62,8 @@ def _speed(layer: str, quantization: str, generated: int, harness: str = "transf
         inference["quant_kernel"] = (
             "exllama"  # the README's auto-gptq runs 4-bit on exllama (qwen_spec, stop 44)
         )
+    if quantization == "int8":  # int8b: AutoGPTQ's 8-bit linear, qlinear_cuda_old (qwen_spec)
+        inference["quant_kernel"] = "cuda_old"
     spec = {
         "name": f"aud47h-qwen-1.8b-{layer}-{quantization}-{generated}",
         "task": "inference",
@@ -163,12 +165,46 @@ QW18C_HARNESS = (  # history: the strict xfail reason before hfeager
 # hfeager: FIXED, its strict xfail (QW18C_HARNESS, kept above as history) removed: the Int8 row 64.12 (+15.3%) ->
 # 56.31 (+1.2%), the ratio 1.000 (-2.8%) unchanged: the BF16 rows' "host excess" was flash-attn's 2 Triton rotary
 # launches a layer (Case 2).
+# int8b: the Int8 row states inference.quant_kernel cuda_old (_speed): the README's Int8 rows ran "the autogptq
+# library" on PyTorch 2.0.1 (auto-gptq < 0.5.0 by its Quantization section), whose 8-bit layers are qlinear_cuda_old /
+# qlinear_cuda (dynamically_import_QuantLinear: exllama is bits == 4 only), 4 bare ops a quantized linear at
+# optimizer_op_host_s 7 us: 24 x 5 x 4 x 7 us = 3.36 ms on the 17.757 ms floor, 21.117 ms = 47.35 tokens/s.
+# Before -> after: Int8 56.31 (+1.2%) -> 47.35 (-14.9%, inside); the ratio 1.000 (-2.8%) -> 0.841 (-18.3%, out). The
+# test was split in two (the Int8 row and the pair's figures, passing; the ratio against the card's, a strict xfail),
+# so the pins keep their teeth. Restating a passing test into an xfail: the spec now states what the run used and
+# 0.841 is the engine's figure for it.
 @pytest.mark.django_db
 def test_qwen_1_8b_chat_card_int8_over_bf16_on_one_host(bundled_catalog):
     int8 = _speed("qwen1_unfused_norm", "int8", 8192)
     bf16 = _speed("qwen1_unfused_norm", "none", 8192)
-    assert int8 == pytest.approx(56.31, rel=0.002)
-    assert int8 == pytest.approx(55.62, rel=SPEED)  # the Int8 row alone: +15.3% at fix47h, +1.2% at hfeager
+    floor = (35 * LAYERS + LOOP) * 16.99e-6 + 2 * LAYERS * 62e-6  # 17.757 ms, the BF16 row (Case 2)
+    by_hand = 1 / (floor + LAYERS * 5 * 4 * 7e-6)
+    assert by_hand == pytest.approx(47.35, abs=0.01)
+    assert int8 == pytest.approx(by_hand, rel=0.002)
+    assert bf16 == pytest.approx(56.31, rel=0.002)
+    assert int8 / bf16 == pytest.approx(0.8409, abs=0.0005)
+    # the Int8 row alone: +15.3% at fix47h, +1.2% at hfeager, -14.9% at int8b
+    assert int8 == pytest.approx(55.62, rel=SPEED)
+
+
+QW18C_INT8_RATIO = (
+    "UNEXPLAINED (int8b; passing before with the 8-bit linear priced as a BF16 one): [QW18C] one A100-SXM4-80G "
+    "host, PyTorch 2.0.1, 8,192 generated: Int8 (AutoGPTQ) 55.62 tokens/s over BF16 54.04, ratio 1.029. The Int8 "
+    "row now states inference.quant_kernel cuda_old, AutoGPTQ's 8-bit qlinear_cuda_old (4 bare ops a quantized "
+    "linear, torch.zeros of the fp32 output, x.float(), scales.float(), out.half(), at optimizer_op_host_s 7 us): "
+    "47.35 / 56.31 = 0.841 (-18.3%; was 1.000, -2.8%). The card's Int8 step is 0.53 ms SHORTER than its BF16 one "
+    "(17.98 against 18.50 ms) where the count adds 3.36 ms; the README's Int8 steps run +3.1 / +2.3 / -0.5 ms over "
+    "BF16 (14B / 7B / 1.8B) against the count's 5.6 / 4.5 / 3.4. Not sized: what makes the 8-bit run's host "
+    "cheaper than the count (the BF16 loop's own linears, AutoGPTQ's loader, or bare-op rates below 7 us on this "
+    "host) has no published step; 0% of the gap sized."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=QW18C_INT8_RATIO)
+def test_qwen_1_8b_chat_card_int8_over_bf16_ratio(bundled_catalog):
+    int8 = _speed("qwen1_unfused_norm", "int8", 8192)
+    bf16 = _speed("qwen1_unfused_norm", "none", 8192)
     assert int8 / bf16 == pytest.approx(55.62 / 54.04, rel=SPEED)
 
 

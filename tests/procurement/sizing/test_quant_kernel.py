@@ -437,3 +437,96 @@ def test_the_docs_bound_fused_gemv_to_its_runtimes():
         assert "TensorRT-LLM's weight-only GEMV" in text and "llama.cpp" in text, where
         assert "desktop hosts" in text and "server hosts" in text, where
     assert not any(token in texts["form"] for token in ("True", "False", "None"))
+
+
+# int8b (int8gptq's cuda_old): AutoGPTQ's 8-bit GPTQ linear. auto_gptq/utils/import_utils.py
+# dynamically_import_QuantLinear (0.4.x-0.7.x) takes exllama / exllamav2 / marlin for bits == 4 only, else
+# qlinear_cuda_old / qlinear_cuda; the 8-bit forward (qlinear_cuda_old.py @179776bd) issues torch.zeros (fp32 out),
+# x.float(), self.scales.float() and out.half() around vecquant8matmul_old: 4 bare ops a quantized linear, each at
+# optimizer_op_host_s (7 us, pytorch/pytorch issue #41383).
+def _qwen2_7b(quant_kernel=None, quantization="int8", engine="hf_eager", task="inference"):
+    block = {"concurrency": 1, "context_len": 2049, "output_tokens": 2048, "engine": engine}
+    if quant_kernel:
+        block["quant_kernel"] = quant_kernel
+    model = {"preset": "qwen2.5-7b", "eager_layer": "qwen2"}  # Qwen2.5-7B keeps Qwen2-7B's shapes (28 layers)
+    return parse_workload_spec(
+        {"task": task, "model": model, "weight_quantization": quantization, "inference": block}
+    )
+
+
+def test_cuda_old_adds_4_bare_ops_a_quantized_linear():
+    # by hand: Qwen2-7B, 28 layers x 7 linears (q, k, v, o, gate, up, down) x 4 ops x 7 us = 5.488 ms a token
+    assert serving_host.CUDA_OLD_BARE_OPS == 4
+    cuda_old, unstated = _qwen2_7b("cuda_old"), _qwen2_7b()
+    assert serving_host.quant_kernel_bare_op_seconds(cuda_old) == pytest.approx(28 * 7 * 4 * 7e-6)
+    assert serving_host.quant_kernel_bare_op_seconds(cuda_old) == pytest.approx(5.488e-3)
+    assert serving_host.quant_kernel_bare_op_seconds(unstated) == 0.0
+    # added to the floor, not scaling it (no ratio, unlike exllama's 0.912)
+    grown = serving_host.host_seconds_per_token(cuda_old) - serving_host.host_seconds_per_token(unstated)
+    assert grown == pytest.approx(5.488e-3)
+    assert _step(cuda_old) - _step(unstated) == pytest.approx(5.488e-3)
+
+
+def test_cuda_old_says_its_ops_in_the_answer():
+    text = serving_host.text(_qwen2_7b("cuda_old"))
+    assert (
+        "cuda_old" in text
+        and "4 bare ops a quantized linear" in text
+        and "5.49 ms a token at 7 us an op" in text
+    )
+    assert not any(token in text for token in ("True", "False", "None", "{'", "['"))
+    assert "cuda_old" not in serving_host.text(_qwen2_7b())
+
+
+@pytest.mark.parametrize(
+    ("quantization", "engine"),
+    [("int4", "hf_eager"), ("none", "hf_eager"), ("int8", "compiled"), ("int8", "vllm_v0")],
+)
+def test_cuda_old_needs_8_bit_weights_in_an_eager_loop(quantization, engine):
+    with pytest.raises(
+        WorkloadSpecError, match=r"inference.quant_kernel.*cuda_old.*weight_quantization int8"
+    ):
+        _qwen2_7b("cuda_old", quantization=quantization, engine=engine)
+
+
+def test_cuda_old_is_refused_off_inference():
+    with pytest.raises(WorkloadSpecError, match=r"inference.quant_kernel.*cuda_old.*task inference"):
+        parse_workload_spec(
+            {
+                "task": "qlora",
+                "model": {"preset": "llama-2-7b"},
+                "weight_quantization": "int8",
+                "inference": {"quant_kernel": "cuda_old"},
+            }
+        )
+
+
+def test_the_form_and_the_schema_offer_and_describe_cuda_old():
+    from pathlib import Path
+
+    from procurement.api.spec_schemas import WorkloadInferenceSerializer
+    from procurement.views.sizing import KNOB_LABELS
+
+    form = {
+        "task": "inference",
+        "preset": "qwen2.5-7b",
+        "concurrency": "1",
+        "serving_engine": "hf_eager",
+        "weight_quantization": "int8",
+        "quant_kernel": "cuda_old",
+    }
+    assert spec_from_knobs(form)["inference"]["quant_kernel"] == "cuda_old"
+    field = WorkloadInferenceSerializer().fields["quant_kernel"]
+    assert "cuda_old" in field.choices
+    docs = Path(__file__).resolve().parents[3] / "docs" / "workload-spec.md"
+    row = next(
+        line for line in docs.read_text().splitlines() if line.startswith("| `inference.quant_kernel`")
+    )
+    texts = {"docs": row, "form": KNOB_LABELS["quant_kernel"][1], "schema": str(field.help_text)}
+    for where, text in texts.items():
+        assert (
+            "cuda_old" in text and "qlinear_cuda_old" in text and "4 bare ops a quantized linear" in text
+        ), where
+        assert "7 us" in text, where
+    for text in (texts["form"], texts["schema"]):
+        assert not any(token in text for token in ("True", "False", "None"))
