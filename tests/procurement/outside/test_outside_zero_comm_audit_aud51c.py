@@ -70,6 +70,12 @@ def _memory(spec: dict) -> float:
 #   Z2 ckpt BS 1/64, the exposed per-micro-batch reduction by hand from DeepSpeed 0.14.2: 0.79 s a step; ours 0.40
 # fix51c (parallelism.multi_rank_bucket_allreduce, default true): Z2 ckpt + optim. off. 3.331 -> 3.264 (+80.3%, MISS);
 #   the exposed reduction 0.396 -> 0.792 s (pass, xfail removed)
+# offl2 (probe, not built): the offload rows priced by DeepSpeed 0.14.2's mechanisms (per-rank PCIe at 31.5 GB/s plus
+# a host-memory floor for CPU Adam, in place of the flat +50%), published / today -> probe:
+#   Z2 ckpt + optim. off. BS 1/64           1.81 / 3.331 (+84.0%) -> 4.385 (+142.3%)
+#   Z3 ckpt + optim. off. BS 2/64           2.05 / 3.401 (+65.9%) -> 4.648 (+126.7%)  (ZeRO-2's bytes as a stand-in)
+#   Z3 ckpt + optim. + param off. BS 4/64   2.06 / 3.401 (+65.1%) -> 4.721 (+129.2%)  (ZeRO-2's bytes as a stand-in)
+# all three away from published: the run's offload costs 17-20 s a step, the located mechanisms 1.2-1.7 s.
 
 
 # --- ZeRO-3 (a neighbour zacc must leave alone: bare zero_stage 3, no DeepSpeed reduce path) -------------------------
@@ -135,15 +141,22 @@ def test_z3_checkpointing_bs8_accumulation2_memory(bundled_catalog):
 
 # --- ZeRO-2 + optimizer offload (a neighbour: the stated config with offload) ----------------------------------------
 R_Z2_OFFLOAD = (
-    "UNEXPLAINED (aud51c): [CYFZ2] ZeRO-2, ckpt, optimizer offload, BS 1/64 (accumulation 8): published 1.81 "
-    "samples/s, ours 3.264 (+80.3%; a step 35.4 s published, 19.6 s ours; 3.331, +84.0%, before fix51c priced "
-    "DeepSpeed 0.14.2's per-micro-batch all-reduce). The engine charges offload as a flat "
-    "fraction of the step (throughput._step_overhead, OFFLOAD_OVERHEAD), whatever the accumulation. DeepSpeed 0.14.2 "
-    "with cpu_offload and accumulation > 1 runs async_accumulate_grad_in_cpu_via_gpu at every micro-batch "
-    "(stage_1_and_2.py@v0.14.2 copy_grads_in_partition, lines 1320-1324; the function from line 1182: the CPU "
-    "accumulated gradient copied to the GPU, added, copied back), then CPU Adam over 0.84e9 fp32 parameters a rank on "
-    "two 32-core Xeon 8358 shared by 8 ranks. Neither is sized here (the bytes each micro-batch moves depend on which "
-    "params reach copy_grads_in_partition, not traced); the memory (16.9 / 17.62 GiB, +4.3%) lands. 0% sized."
+    "UNEXPLAINED (aud51c; offl2 sized the located mechanisms: 8% of the gap): [CYFZ2] ZeRO-2, ckpt, optimizer "
+    "offload, BS 1/64 (accumulation 8): published 1.81 samples/s, ours 3.264 (+80.3%; a step 35.4 s published, "
+    "19.6 s ours; 3.331, +84.0%, before fix51c priced DeepSpeed 0.14.2's per-micro-batch all-reduce). The engine charges offload as a flat +50% of the step (throughput._step_overhead, "
+    "OFFLOAD_OVERHEAD: 6.27 s here); published, offload adds 20.1 s over the same run without it (4.19, 15.3 s). "
+    "offl2 read DeepSpeed 0.14.2 (stage_1_and_2.py): with accumulation > 1, async_accumulate_grad_in_cpu_via_gpu "
+    "(from line 1182, called at 1320-1324) moves each rank's partition (6.738e9 / 8 params, bf16) GPU -> CPU after "
+    "micro-batches 1-7 and CPU -> GPU in micro-batches 2-8; the boundary sends the fp32 gradient (line 1274) and "
+    "step() brings the updated fp32 partition back with fp32_partition.to(device) (line 1871): 36 B a parameter, "
+    "30.3 GB a rank, 0.963 s at 31.5 GB/s (PCIe 4.0 x16). The host step, DeepSpeedCPUAdam (csrc/includes/cpu_adam.h "
+    "Step_AVX: 4 fp32 loads, 3 stores, 28 B) plus unscale_and_clip_grads and reset_cpu_buffers (~14 B), is 42 B x "
+    "6.738e9 = 283 GB on two Xeon 8358 (8 DDR4-3200 channels each, 409.6 GB/s): >= 0.69 s. 1.65 s of 20.1 (8%); "
+    "priced that way instead of the flat 50% the row reads 4.385 (+142%), away from published, so not built. "
+    "Not from torch Adam: engine.py@v0.14.2 lines 1242-1245 refuse a client optimizer under offload. Unlocated "
+    "~18 s; leads, unsized: pin_memory false by default (offload_config.py@v0.14.2 line 70: pageable copies), CPU "
+    "Adam's OpenMP threads over 8 ranks without --bind_cores_to_rank (launch.py@v0.14.2 lines 230-232; DeepSpeed "
+    "PR #7474: 1.3x a step). Memory (16.9 / 17.62 GiB, +4.3%) lands."
 )
 
 
