@@ -46,8 +46,8 @@ from procurement.sizing.mfu import (
     recompute_time_share,
 )
 from procurement.sizing.mxfp4_padding import mxfp4_backend_multiples
-from procurement.sizing.pipeline_bubble import pipeline_bubble_warning
 from procurement.sizing.params import ACTIVE_PARAMS_CONVENTION, active_params, stated_active_params_warning
+from procurement.sizing.pipeline_bubble import pipeline_bubble_warning
 from procurement.sizing.spec import ParallelismSpec, WorkloadSpec
 from procurement.sizing.throughput import inference_throughput, training_throughput
 from procurement.sizing.verdict import (

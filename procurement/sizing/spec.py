@@ -752,7 +752,8 @@ def _derive_accumulation(
     name = "global_batch_size" if data.get("global_batch_size") is not None else "global_batch_tokens"
     if task not in TRAINING_TASKS or image:
         reader.error(
-            name, f"sets a training run's micro-batches a step: needs a training task on a language model, got {task}"
+            name,
+            f"sets a training run's micro-batches a step: needs a training task on a language model, got {task}",
         )
         return
     if par.gpus_auto or "gpus" not in par.stated:
@@ -792,7 +793,9 @@ def _global_batch_sequences(reader: _Reader, data: dict, seq_len: int) -> int | 
     if tokens is None:
         return sequences
     if tokens % seq_len:
-        reader.error("global_batch_tokens", f"{tokens:,} is not a whole number of seq_len {seq_len:,} sequences")
+        reader.error(
+            "global_batch_tokens", f"{tokens:,} is not a whole number of seq_len {seq_len:,} sequences"
+        )
         return None
     if sequences is not None and sequences != tokens // seq_len:
         reader.error(

@@ -98,7 +98,12 @@ def test_llama3_70b_gpu_hours():
     "same cause suspected as Llama 3 70B (hours beyond one pass: long-context stage, restarts), unsized.",
 )
 def test_llama31_70b_gpu_hours():
-    spec = {"task": "pretrain", "model": {"preset": "llama-3.1-70b"}, "training_tokens": 15e12, "seq_len": 8192}
+    spec = {
+        "task": "pretrain",
+        "model": {"preset": "llama-3.1-70b"},
+        "training_tokens": 15e12,
+        "seq_len": 8192,
+    }
     assert abs(_err(_gpu_hours(spec, "h100-sxm5-80gb"), 7.0e6)) < GPU_HOURS
 
 

@@ -17,7 +17,12 @@ FALCON_PLAN = {"gpus": 4096, "tensor_parallel": 8, "pipeline_parallel": 8, "zero
 
 
 def _spec(**fields):
-    base = {"task": "pretrain", "model": {"preset": "llama-2-7b"}, "seq_len": 2048, "parallelism": FALCON_PLAN}
+    base = {
+        "task": "pretrain",
+        "model": {"preset": "llama-2-7b"},
+        "seq_len": 2048,
+        "parallelism": FALCON_PLAN,
+    }
     return base | fields
 
 
@@ -39,7 +44,10 @@ def test_it_derives_the_accumulation_by_hand():
     )
     assert cp.gradient_accumulation_steps == 32
     # stated alike with gradient_accumulation_steps: accepted
-    assert parse_workload_spec(_spec(global_batch_size=2048, gradient_accumulation_steps=32)).global_batch_size == 2048
+    assert (
+        parse_workload_spec(_spec(global_batch_size=2048, gradient_accumulation_steps=32)).global_batch_size
+        == 2048
+    )
     # unstated: today's behaviour
     assert parse_workload_spec(_spec()).gradient_accumulation_steps == 1
     assert parse_workload_spec(_spec()).global_batch_size is None
@@ -48,13 +56,18 @@ def test_it_derives_the_accumulation_by_hand():
 def test_it_refuses_a_batch_that_does_not_split():
     # 2,000 / 64 ranks is not whole
     assert "state a multiple of 64" in _errors(_spec(global_batch_size=2000))["global_batch_size"]
-    assert "not a whole number of seq_len 2,048" in _errors(_spec(global_batch_tokens=4_194_305))["global_batch_tokens"]
+    assert (
+        "not a whole number of seq_len 2,048"
+        in _errors(_spec(global_batch_tokens=4_194_305))["global_batch_tokens"]
+    )
 
 
 def test_it_refuses_fields_that_disagree():
     message = _errors(_spec(global_batch_size=1024, global_batch_tokens=4_194_304))["global_batch_tokens"]
     assert "2,048 sequences of seq_len 2,048, but global_batch_size is 1,024" in message
-    message = _errors(_spec(global_batch_size=2048, gradient_accumulation_steps=16))["gradient_accumulation_steps"]
+    message = _errors(_spec(global_batch_size=2048, gradient_accumulation_steps=16))[
+        "gradient_accumulation_steps"
+    ]
     assert "16 disagrees with global_batch_size, which gives 32" in message
 
 
@@ -94,7 +107,9 @@ LLAMA_PP2 = {
 
 
 def test_the_size_report_and_the_ranking_rows_say_it():
-    (candidate,) = size_workload(parse_workload_spec(LLAMA_PP2), [gpu_by_slug("h100-sxm5-80gb")])["candidates"]
+    (candidate,) = size_workload(parse_workload_spec(LLAMA_PP2), [gpu_by_slug("h100-sxm5-80gb")])[
+        "candidates"
+    ]
     assert any(w.startswith("pipeline bubble decides this answer") for w in candidate["warnings"])
     options = RankingOptions(top=None, setup_hours=0.0, rerun_fraction=0.0, storage_gb=0.0)
     rows = rank_workload(parse_workload_spec(LLAMA_PP2), OFFERS, GPUS, options, now=NOW).results
