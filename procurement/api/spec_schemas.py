@@ -688,7 +688,20 @@ class WorkloadSpecSerializer(serializers.Serializer):
     )
     training_tokens = _number("Tokens the training job processes (for hours and cost)")
     headroom = _number("Memory kept free, as a share of the card", maximum=1)
-    gradient_accumulation_steps = _count("Micro-batches per optimizer step")
+    gradient_accumulation_steps = _count(
+        "Micro-batches per optimizer step (under pipeline parallelism also the 1F1B micro-batches a step: the "
+        "bubble is (p - 1) / m of the work). Derived instead when global_batch_size or global_batch_tokens is stated"
+    )
+    global_batch_size = _count(
+        "Training, language models: the run's global batch, sequences an optimizer step, as papers state it. "
+        "gradient_accumulation_steps is derived: global_batch_size / (micro_batch_size x data-parallel ranks, "
+        "gpus / (tensor x pipeline x context parallel)), which must divide (Megatron's micro-batches a step). "
+        "Needs parallelism.gpus; a stated gradient_accumulation_steps must agree"
+    )
+    global_batch_tokens = _count(
+        "Training, language models: the global batch in tokens a step, read as "
+        "global_batch_tokens / seq_len sequences, which must be whole; with global_batch_size both must agree"
+    )
     optimizer_in_backward = _flag("Optimizer step fused into backward (no full gradient buffer)")
     zero_grad = _choice(
         ZERO_GRAD,

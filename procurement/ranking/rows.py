@@ -38,6 +38,7 @@ from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_d
 from procurement.sizing.accuracy import workload_accuracy
 from procurement.sizing.communication_text import communication_phrase, communication_warns
 from procurement.sizing.image_model import training_speed_warnings
+from procurement.sizing.pipeline_bubble import pipeline_bubble_warning
 
 
 def describe(
@@ -138,6 +139,9 @@ def describe(
     )
     row["warnings"] = row.get("warnings", []) + _memory_warnings(shapes, shape, spec, fits)
     row["warnings"] += training_speed_warnings(spec)  # RT-DETR's rate, unpriced validation (aud47i)
+    bubble_text = pipeline_bubble_warning(spec, int(row["plan"]["pipeline_parallel"]))
+    if bubble_text:  # fewer micro-batches a step than pipeline stages (aud51p)
+        row["warnings"].append(bubble_text)
     if offer["pricing_model"] == "spot":
         offer_id = offer.get("offer_id")
         row["spot"] = spot_details(

@@ -47,6 +47,7 @@ from procurement.sizing.mfu import (
 )
 from procurement.sizing.mxfp4_padding import mxfp4_backend_multiples
 from procurement.sizing.params import ACTIVE_PARAMS_CONVENTION, active_params, stated_active_params_warning
+from procurement.sizing.pipeline_bubble import pipeline_bubble_warning
 from procurement.sizing.spec import ParallelismSpec, WorkloadSpec
 from procurement.sizing.throughput import inference_throughput, training_throughput
 from procurement.sizing.verdict import (
@@ -350,6 +351,9 @@ def _candidate(
     stack_note = llm_c_note(spec, gpu)
     if stack_note:
         warnings.append(stack_note)
+    bubble_text = pipeline_bubble_warning(spec, plan.pipeline_parallel)
+    if bubble_text:
+        warnings.append(bubble_text)
     stated_active = stated_active_params_warning(spec.model)
     if stated_active:
         warnings.append(stated_active)

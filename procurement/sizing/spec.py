@@ -467,6 +467,10 @@ class WorkloadSpec:
     inference: InferenceSpec = field(default_factory=InferenceSpec)
     headroom: float = 0.2
     gradient_accumulation_steps: int = 1
+    # The run's global batch in sequences a step (global_batch_size, or global_batch_tokens / seq_len) where stated;
+    # gradient_accumulation_steps is then derived from it (global / (micro_batch x data-parallel ranks), Megatron's
+    # num_microbatches). None: not stated (gradient_accumulation_steps as given).
+    global_batch_size: int | None = None
     optimizer_in_backward: bool = False
     zero_grad: str = "in_place"  # ZERO_GRAD: whether the loop frees its gradients between steps
     optimizer_impl: str = "foreach"  # OPTIMIZER_IMPLS: the AdamW kernel that steps the run
@@ -532,6 +536,8 @@ _TOP_KEYS = {
     "inference",
     "headroom",
     "gradient_accumulation_steps",
+    "global_batch_size",
+    "global_batch_tokens",
     "optimizer_in_backward",
     "zero_grad",
     "optimizer_impl",
@@ -711,6 +717,7 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
     if arch is not None:
         _image_defaults(reader, data, arch, spec_fields, image_fields, parallelism, task)
         inference = _replace(inference, context_len=2, output_tokens=1)  # one image per request
+    _derive_accumulation(reader, data, spec_fields, parallelism, task, image=arch is not None)
     spec = WorkloadSpec(
         name=name,
         task=task or "inference",
@@ -731,6 +738,77 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
 
 
 _PLACEHOLDER_MODEL = ModelSpec("placeholder", 1.0, 1, 1, 1, 1, 1, 1, head_dim=1)
+
+
+GLOBAL_BATCH_FIELDS = ("global_batch_size", "global_batch_tokens")
+
+
+def _derive_accumulation(
+    reader: _Reader, data: dict, fields: dict, par: ParallelismSpec, task: str, *, image: bool
+) -> None:
+    """gradient_accumulation_steps from a stated global batch, as Megatron-LM derives its micro-batches a step
+    (NVIDIA/Megatron-LM @6337108c megatron/core/num_microbatches_calculator.py, ConstantNumMicroBatchesCalculator:
+    global_batch_size // (micro_batch_size x data_parallel_size), asserted to divide); the data-parallel ranks are
+    gpus / (tp x pp x cp)."""
+    sequences = _global_batch_sequences(reader, data, fields["seq_len"])
+    if sequences is None:
+        return
+    name = "global_batch_size" if data.get("global_batch_size") is not None else "global_batch_tokens"
+    if task not in TRAINING_TASKS or image:
+        reader.error(
+            name,
+            f"sets a training run's micro-batches a step: needs a training task on a language model, got {task}",
+        )
+        return
+    if par.gpus_auto or "gpus" not in par.stated:
+        reader.error(name, "needs parallelism.gpus stated: the batch is split over its data-parallel ranks")
+        return
+    model_parallel = par.tensor_parallel * par.pipeline_parallel * par.context_parallel
+    if par.gpus % model_parallel:
+        return  # the plan's own error names it
+    ranks = par.gpus // model_parallel
+    per_micro_batch = fields["micro_batch_size"] * ranks
+    if sequences % per_micro_batch:
+        reader.error(
+            name,
+            f"{sequences:,} sequences a step do not split into micro-batches of micro_batch_size "
+            f"{fields['micro_batch_size']} over {ranks:,} data-parallel ranks (gpus / (tensor x pipeline x context "
+            f"parallel)): state a multiple of {per_micro_batch:,}",
+        )
+        return
+    derived = sequences // per_micro_batch
+    stated = data.get("gradient_accumulation_steps")
+    if stated is not None and fields["gradient_accumulation_steps"] != derived:
+        reader.error(
+            "gradient_accumulation_steps",
+            f"{fields['gradient_accumulation_steps']} disagrees with {name}, which gives {derived} "
+            f"({sequences:,} sequences / (micro_batch_size {fields['micro_batch_size']} x {ranks:,} data-parallel "
+            "ranks)): state one, or both alike",
+        )
+        return
+    fields["gradient_accumulation_steps"] = derived
+    fields["global_batch_size"] = sequences
+
+
+def _global_batch_sequences(reader: _Reader, data: dict, seq_len: int) -> int | None:
+    """The stated global batch in sequences: global_batch_size, or global_batch_tokens / seq_len (whole)."""
+    sequences = reader.integer(data, "global_batch_size", "global_batch_size", None)
+    tokens = reader.integer(data, "global_batch_tokens", "global_batch_tokens", None)
+    if tokens is None:
+        return sequences
+    if tokens % seq_len:
+        reader.error(
+            "global_batch_tokens", f"{tokens:,} is not a whole number of seq_len {seq_len:,} sequences"
+        )
+        return None
+    if sequences is not None and sequences != tokens // seq_len:
+        reader.error(
+            "global_batch_tokens",
+            f"{tokens:,} tokens are {tokens // seq_len:,} sequences of seq_len {seq_len:,}, but global_batch_size "
+            f"is {sequences:,}: state one, or both alike",
+        )
+        return None
+    return tokens // seq_len
 
 
 def _served_checkpoint(data: dict, model: dict) -> dict:
