@@ -9,6 +9,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 from pricing.price_quality import ILLUSTRATIVE, QUOTED, SNAPSHOT, quality_text
 from procurement.costing.spot import band_interruption_rate_per_hour, reclaim_exposure_text
 from procurement.costing.values import round_money, round_price, round_quantity
@@ -37,6 +39,7 @@ from procurement.ranking.spot_details import known_offer_id, spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
 from procurement.sizing.accuracy import workload_accuracy
 from procurement.sizing.communication_text import communication_phrase, communication_warns
+from procurement.sizing.host import feeds_loader, loader_host_note
 from procurement.sizing.image_model import training_speed_warnings
 from procurement.sizing.pipeline_bubble import pipeline_bubble_warning
 
@@ -142,6 +145,9 @@ def describe(
     bubble_text = pipeline_bubble_warning(spec, int(row["plan"]["pipeline_parallel"]))
     if bubble_text:  # fewer micro-batches a step than pipeline stages (aud51p)
         row["warnings"].append(bubble_text)
+    loader_text = _loader_host_text(offer, shapes, shape, spec)
+    if loader_text:
+        row["warnings"].append(loader_text)
     if offer["pricing_model"] == "spot":
         offer_id = offer.get("offer_id")
         row["spot"] = spot_details(
@@ -289,6 +295,33 @@ def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None
         }
         | images
     )
+
+
+def _loader_host_text(offer, shapes: Shapes, shape: int, spec) -> str | None:
+    """sizing.host.loader_host_note at the vCPUs per GPU the row's hours take (configurations.configure): the
+    offer's own, else (unknown to the catalog) the pipeline's need the row assumes; the GPU's images/s a GPU from
+    the shape's step on its GPUs alone (a measured shape: its hours)."""
+    if not feeds_loader(spec) or not spec.training_tokens:
+        return None
+    per_instance = int(offer["gpu_per_instance"]) or 1
+    vcpus = float(offer["vcpus"])
+    assumed = "the offer's own vCPUs"
+    if math.isnan(vcpus):
+        vcpus, assumed = (
+            float(shapes.assumed_vcpus[shape]),
+            "the default: the offer's vCPUs are not in the catalog",
+        )
+    gpus = float(shapes.total_gpus[shape])
+    rows = shapes.communication
+    if shapes.measured[shape] or "gpu_step_seconds" not in rows:  # a benchmark's hours: its own rate
+        gpu_rate = float(spec.training_tokens) / (float(shapes.hours[shape]) * 3600.0) / gpus
+    else:  # the model's step on the GPUs alone (throughput.training_throughput's gpu_step_seconds)
+        rate, step, gpu_step = (
+            float(np.asarray(rows[key])[shape])
+            for key in ("training_tokens_per_second", "step_seconds", "gpu_step_seconds")
+        )
+        gpu_rate = rate * step / gpu_step / gpus
+    return loader_host_note(spec, gpu_rate, vcpus / per_instance, assumed)
 
 
 def _memory_warnings(shapes: Shapes, shape: int, spec, fits: bool) -> list[str]:

@@ -163,6 +163,49 @@ def loader_worker_vcpus(spec: WorkloadSpec, vcpus, gpus):
     )
 
 
+def loader_images_per_second_per_gpu(spec: WorkloadSpec, vcpus_per_gpu: float) -> float:
+    """Training images/s the host's loader feeds one GPU with `vcpus_per_gpu` vCPUs: its loader workers
+    (loader_worker_vcpus on one GPU) x the pipeline's rate per vCPU (loader_images_per_vcpu), as
+    throughput.loader_seconds_per_step prices them."""
+    return float(loader_worker_vcpus(spec, vcpus_per_gpu, 1.0)) * loader_images_per_vcpu(spec)
+
+
+def loader_host_note(
+    spec: WorkloadSpec, gpu_images_per_second_per_gpu: float, vcpus_per_gpu: float, assumed: str
+) -> str | None:
+    """The answer's statement that the host's image loader decides (or co-decides, within
+    image_model.HOST_CO_DECIDES_WITHIN of the GPUs' rate) a training speed: the vCPUs per GPU the figure assumes
+    (`assumed` says whose: the spec's, the offer's, the default), and the loader's images/s a GPU at half and at
+    double them (loader_images_per_second_per_gpu), so the reader sees how the answer moves with the host
+    (outside audit aud51y, FIX LIST item 3). None where nothing is decoded on the CPU or the GPUs bind by more."""
+    from procurement.sizing.image_model import HOST_CO_DECIDES_WITHIN
+
+    gpu = float(gpu_images_per_second_per_gpu)
+    if not feeds_loader(spec) or not (math.isfinite(gpu) and gpu > 0) or not math.isfinite(vcpus_per_gpu):
+        return None
+    stated = loader_images_per_second_per_gpu(spec, vcpus_per_gpu)
+    if stated > gpu / (1.0 - HOST_CO_DECIDES_WITHIN):  # the loader's seconds under 80% of the GPUs'
+        return None
+    half = loader_images_per_second_per_gpu(spec, vcpus_per_gpu / 2.0)
+    double = loader_images_per_second_per_gpu(spec, vcpus_per_gpu * 2.0)
+    decides = "decides" if stated <= gpu else "co-decides"
+    workers = loader_workers_per_gpu(spec)
+    cap = (
+        f"; at most {workers:g} loader workers a GPU, image.loader_workers" if math.isfinite(workers) else ""
+    )
+    return (
+        f"the host's image loader {decides} this training speed: the answer assumes {_vcpus(vcpus_per_gpu)} per "
+        f"GPU ({assumed}), whose loader feeds {stated:.3g} images/s a GPU against the GPU's {gpu:.3g}; at "
+        f"{_vcpus(vcpus_per_gpu / 2.0)} per GPU it feeds {half:.3g} images/s, at {_vcpus(vcpus_per_gpu * 2.0)} "
+        f"{double:.3g} ({loader_images_per_vcpu(spec):.3g} images/s a vCPU, {data_pipeline(spec)} pipeline{cap}). "
+        "The run's own host decides it: state its vCPUs per GPU (host.vcpus_per_gpu), or measure its loader"
+    )
+
+
+def _vcpus(count: float) -> str:
+    return f"{count:g} vCPU{'' if count == 1 else 's'}"
+
+
 def pipeline_vcpus_needed(spec: WorkloadSpec, gpu_images_per_second, gpus) -> np.ndarray:
     """vCPUs a host with `gpus` GPUs needs (issue 29, one rule for `size` and the ranking): for training that
     decodes images on the CPU, its GPUs' own images/s over the pipeline's rate per vCPU

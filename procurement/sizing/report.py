@@ -30,7 +30,9 @@ from procurement.sizing.gpus import (
 )
 from procurement.sizing.host import (
     data_pipeline,
+    feeds_loader,
     host_requirements,
+    loader_host_note,
     loader_images_per_vcpu,
     loader_workers_per_gpu,
 )
@@ -283,6 +285,26 @@ def _loader_bound_text(spec: WorkloadSpec, throughput: dict) -> str | None:
     )
 
 
+def _loader_host_note(spec: WorkloadSpec, throughput: dict, gpus: int) -> str | None:
+    """host.loader_host_note at the vCPUs per GPU the answer's loader figure takes (loader_seconds_per_step): the
+    spec's host.vcpus_per_gpu, else the default, the loader's workers a GPU; the GPU's own images/s a GPU is the
+    step's images over the step on the GPUs alone (gpu_step_seconds)."""
+    rate, gpu_step = throughput.get("training_tokens_per_second"), throughput.get("gpu_step_seconds")
+    step = throughput.get("step_seconds")
+    if not (rate and gpu_step and step) or not feeds_loader(spec):
+        return None
+    stated = spec.host.vcpus_per_gpu
+    if stated is None:
+        # not stated: the loader runs its workers, one a vCPU (loader_vcpus_per_gpu inf, loader_worker_vcpus)
+        vcpus, assumed = (
+            loader_workers_per_gpu(spec),
+            "the default, one a loader worker: host.vcpus_per_gpu not stated",
+        )
+    else:
+        vcpus, assumed = float(stated), "host.vcpus_per_gpu, as stated"
+    return loader_host_note(spec, rate * step / gpu_step / gpus, vcpus, assumed)
+
+
 def communication_warning(throughput: dict) -> str | None:
     """Warn when the traffic left on the critical path (``exposed_communication_share``: what it adds to
     the step) passes 30%; the hidden part, under the compute, costs no time and is said apart."""
@@ -325,6 +347,9 @@ def _candidate(
     loader_text = _loader_bound_text(spec, throughput)
     if loader_text:
         warnings.append(loader_text)
+    loader_host_text = _loader_host_note(spec, throughput, count)
+    if loader_host_text:
+        warnings.append(loader_host_text)
     floor_text = image_model.forward_floor_warning(spec, throughput.get("images_per_second_per_gpu"))
     if floor_text:
         warnings.append(floor_text)
