@@ -75,6 +75,9 @@ def nvlink_domain_gpus(interconnect: str) -> int:
 # B200 / GB200: 126 MB over the two dies, Chips and Cheese's B200 article (measured on a Verda 8 x B200 host, as
 #   summarised by besthub.dev; the article's own figure not read): taken as 126 MiB; partitioned per die, so the
 #   all-or-nothing rule overstates what one kernel's walk may hold even more than on the A100 / H100.
+# cards (GeForce, 12 / 16 GB): RTX 4080 (AD103, 16 GB): the Ada whitepaper's appendix table, 65536 KB. UNVERIFIED (no
+#   NVIDIA table for the part; third-party spec databases, TechPowerUp-derived): RTX 4070 Ti SUPER (AD103 cut) 48 MB,
+#   RTX 4060 Ti 16GB (AD106) 32 MB, RTX 3060 12GB (GA106) 3 MB (3072 KB).
 # Left out (None, not charged; the speed note says so): H20 (no figure found), AMD MI250X / MI300X / MI325X (their
 # 'Infinity Cache' is a memory-side last level beyond a per-XCD 4 MB L2: not the level this rule reads), Gaudi.
 _KB = 1024
@@ -88,6 +91,10 @@ L2_CACHE_BYTES_BY_SLUG = {
     **dict.fromkeys(("h100-nvl-94gb", "h200-sxm-141gb", "gh200-96gb"), 51200 * _KB),
     **dict.fromkeys(("l40s", "l40"), 98304 * _KB),
     "rtx-4090": 73728 * _KB,
+    "rtx-4080": 65536 * _KB,
+    "rtx-4070-ti-super": 49152 * _KB,
+    "rtx-4060-ti-16gb": 32768 * _KB,
+    "rtx-3060": 3072 * _KB,
     **dict.fromkeys(("rtx-3090", "rtx-a6000", "a40", "a10", "a10g"), 6144 * _KB),
     "t4": 4096 * _KB,
     "rtx-6000-ada": 98304 * _KB,
@@ -395,7 +402,7 @@ def _bundled() -> tuple[GpuSpec, ...]:
 
 
 def load_bundled_gpus() -> list[GpuSpec]:
-    """The 29 GPUs of the bundled datasheet CSV, in file order."""
+    """The GPUs of the bundled datasheet CSV (37), in file order."""
     return list(_bundled())
 
 

@@ -17,7 +17,7 @@ def test_the_landing_page_lists_all_33_gpus_with_real_prices(viewer_client, bund
     response = viewer_client.get("/")
     assert response.status_code == 200
     rows = response.context["rows"]
-    assert len(rows) == 33  # 29 shared datasheets + A40, A800, GH200, V100 PCIe (pricing/data/SOURCES.md)
+    assert len(rows) == 37  # 33 -> 37: 4 GeForce 12 / 16 GB cards added (pricing/data/SOURCES.md)
     by_slug = {row["gpu"].slug: row for row in rows}
     # The cheapest on-demand A10 GPU-hour in the bundled catalog: Lambda gpu_1x_a10 at 1.29 USD/h.
     a10 = by_slug["a10"]["on_demand"]

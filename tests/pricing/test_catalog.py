@@ -16,9 +16,10 @@ from procurement.models import ModelArchitecture
 pytestmark = pytest.mark.django_db
 
 
-def test_it_loads_all_33_datasheet_gpus_and_14_architectures(bundled_catalog):
-    # 29 from /work/shared/data/gpu_specs.csv + A40, A800 80GB PCIe, GH200 96GB, V100 PCIe 16GB (SOURCES.md)
-    assert GpuModel.objects.count() == 33
+def test_it_loads_all_37_datasheet_gpus_and_14_architectures(bundled_catalog):
+    # 29 from /work/shared/data/gpu_specs.csv + A40, A800 80GB PCIe, GH200 96GB, V100 PCIe 16GB (SOURCES.md);
+    # 33 -> 37: 4 GeForce 12 / 16 GB cards added
+    assert GpuModel.objects.count() == 37
     assert ModelArchitecture.objects.count() == 14
     h100 = GpuModel.objects.get(slug="h100-sxm5-80gb")
     # NVIDIA H100 datasheet (gpu_specs.csv source_url): 80 GB HBM3, 3.35 TB/s, 989.5 dense BF16 TFLOPS (1979 sparse halved), 700 W.

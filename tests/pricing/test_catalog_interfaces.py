@@ -15,7 +15,7 @@ def test_gpus_lists_every_slug_with_its_name(bundled_catalog):
     out = StringIO()
     call_command("gpus", stdout=out)
     lines = out.getvalue().splitlines()
-    assert len(lines) == 33  # 29 shared datasheets + A40, A800, GH200, V100 PCIe (pricing/data/SOURCES.md)
+    assert len(lines) == 37  # 33 -> 37: 4 GeForce 12 / 16 GB cards added (pricing/data/SOURCES.md)
     assert any(
         line.startswith("h100-sxm5-80gb") and "NVIDIA H100 SXM5 80GB (80 GB)" in line for line in lines
     )
@@ -30,7 +30,7 @@ def test_the_gpu_api_returns_datasheet_fields_by_slug(viewer_client, bundled_cat
         "Ampere",
     )
     assert viewer_client.get("/api/gpus/no-such-gpu/").status_code == 404
-    assert viewer_client.get("/api/gpus/").json()["count"] == 33
+    assert viewer_client.get("/api/gpus/").json()["count"] == 37  # 33 -> 37: four GeForce cards
 
 
 def test_the_offer_api_filters_current_prices(viewer_client, bundled_catalog):

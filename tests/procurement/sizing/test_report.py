@@ -23,9 +23,11 @@ def _candidate(report, slug, gpus=1):
     return next(c for c in report["candidates"] if c["gpu"] == slug and c["gpus"] == gpus)
 
 
-def test_it_loads_the_33_bundled_gpus_with_usable_memory():
+def test_it_loads_the_37_bundled_gpus_with_usable_memory():
     gpus = load_bundled_gpus()
-    assert len(gpus) == 33  # 29 shared datasheets + A40, A800, GH200, V100 PCIe (pricing/data/SOURCES.md)
+    # 29 shared datasheets + A40, A800, GH200, V100 PCIe + RTX 4080, 4070 Ti SUPER, 4060 Ti 16GB, 3060
+    # (pricing/data/SOURCES.md); 33 -> 37: the four GeForce 12 / 16 GB cards
+    assert len(gpus) == 37
     # The H100 SXM's driver-reported 81,559 MiB (Vast catalog GpuInfo) is its real capacity: 79.65 GiB.
     h100 = gpu_by_slug("h100-sxm5-80gb")
     assert h100.capacity_gib == pytest.approx(81559 / 1024)
@@ -61,7 +63,7 @@ def test_it_returns_the_output_contract_for_every_task_kind(task, extra):
     json.dumps(report)  # plain JSON
     assert set(MEMORY_KEYS) <= set(report["memory"])
     assert THROUGHPUT_KEYS <= set(report["throughput"])
-    assert len(report["candidates"]) == 33 * 8
+    assert len(report["candidates"]) == 37 * 8  # 33 * 8 -> 37 * 8: four GeForce cards added
     for candidate in report["candidates"]:
         assert {"gpu", "gpus", "verdict", "memory_utilization", "throughput", "warnings"} <= set(candidate)
         # Issue 3's verdict contract is exactly these four; why a card is ruled out is in `blocked_by`.
