@@ -696,7 +696,8 @@ class WorkloadSpecSerializer(serializers.Serializer):
         "Training, language models: the run's global batch, sequences an optimizer step, as papers state it. "
         "gradient_accumulation_steps is derived: global_batch_size / (micro_batch_size x data-parallel ranks, "
         "gpus / (tensor x pipeline x context parallel)), which must divide (Megatron's micro-batches a step). "
-        "Needs parallelism.gpus; a stated gradient_accumulation_steps must agree"
+        "Needs parallelism.gpus (a number, or auto: each ranked plan then derives its own count, and "
+        "gradient_accumulation_steps may not be stated); a stated gradient_accumulation_steps must agree"
     )
     global_batch_tokens = _count(
         "Training, language models: the global batch in tokens a step, read as "

@@ -87,6 +87,7 @@ PLAN_GATE_ORDER = (
     "tp_mlp",
     "zero_one_gpu",
     "tiles",
+    "global_batch",
     "tp_instance",
     "tp_link",
 )
@@ -181,6 +182,13 @@ def _gate_text(name: str, spec, shapes, closest) -> str:
             f"{totals} GPUs do not hold whole tensor x pipeline x context-parallel groups ({tp} x "
             f"{int(pipeline_degree(spec))} x {par.context_parallel}) with whole expert-parallel groups of "
             f"{par.expert_parallel} in each stage's GPUs"
+        )
+    if name == "global_batch":
+        return (
+            f"{totals} GPUs at tensor x pipeline x context parallel {tp} x {int(pipeline_degree(spec))} x "
+            f"{par.context_parallel} do not split the stated global batch of {spec.global_batch_size:,} sequences "
+            f"into whole micro-batches of micro_batch_size {spec.micro_batch_size} over their data-parallel ranks "
+            "(Megatron-LM asserts global / (micro x data-parallel ranks) is whole)"
         )
     if name == "tp_instance":
         return (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -42,6 +43,7 @@ from procurement.sizing.communication_text import communication_phrase, communic
 from procurement.sizing.host import feeds_loader, loader_host_note
 from procurement.sizing.image_model import training_speed_warnings
 from procurement.sizing.pipeline_bubble import pipeline_bubble_warning
+from procurement.sizing.spec import accumulation_at
 
 
 def describe(
@@ -142,7 +144,10 @@ def describe(
     )
     row["warnings"] = row.get("warnings", []) + _memory_warnings(shapes, shape, spec, fits)
     row["warnings"] += training_speed_warnings(spec)  # RT-DETR's rate, unpriced validation (aud47i)
-    bubble_text = pipeline_bubble_warning(spec, int(row["plan"]["pipeline_parallel"]))
+    row_spec, batch_text = row_batch(spec, row["gpus"], row["plan"], bool(row["differs_from_spec"]), options)
+    if batch_text:
+        row["reasons"].append(batch_text)
+    bubble_text = pipeline_bubble_warning(row_spec, int(row["plan"]["pipeline_parallel"]))
     if bubble_text:  # fewer micro-batches a step than pipeline stages (aud51p)
         row["warnings"].append(bubble_text)
     loader_text = _loader_host_text(offer, shapes, shape, spec)
@@ -694,3 +699,39 @@ def _quality_text(quality: str, observed_at: dt.datetime, now: dt.datetime) -> s
 @lru_cache(maxsize=4096)
 def _dated_quality_text(quality: str, observed_at: dt.datetime) -> str:
     return quality_text(quality, observed_at)
+
+
+def row_batch(spec, gpus: int, plan: dict, differs: bool, options: RankingOptions):
+    """(the spec at the row's micro-batches a step, what the row says of its batch). A stated global batch is
+    the recipe's contract: each row keeps it and runs global / (micro_batch_size x its data-parallel ranks)
+    micro-batches a step (sizing.spec.accumulation_at; the shapes were sized so: ranking/shapes.py
+    per_accumulation). Without one, a row at another GPU count runs the spec's gradient_accumulation_steps, so
+    its global batch (micro x accumulation x data-parallel ranks) changes with its GPUs, which it says."""
+    if not spec.is_training or not gpus:
+        return spec, None
+    par = spec.parallelism
+    model_parallel = int(plan["tensor_parallel"]) * int(plan["pipeline_parallel"]) * par.context_parallel
+    ranks = int(gpus) // model_parallel if model_parallel and int(gpus) % model_parallel == 0 else 0
+    accumulation = accumulation_at(spec, ranks) if ranks else None
+    if accumulation is None:
+        return spec, None
+    tokens = spec.micro_batch_size * accumulation * ranks * spec.seq_len
+    figures = (
+        f"micro_batch_size {spec.micro_batch_size} x {accumulation} micro-batches x {ranks:,} data-parallel ranks"
+        f" = {spec.micro_batch_size * accumulation * ranks:,} sequences ({tokens:,} tokens) a step"
+    )
+    row_spec = (
+        spec
+        if accumulation == spec.gradient_accumulation_steps
+        else replace(spec, gradient_accumulation_steps=accumulation)
+    )
+    if spec.global_batch_size is not None:
+        if not (differs or par.gpus_auto or options.explore_parallelism):
+            return row_spec, None
+        return row_spec, f"global batch kept: gradient_accumulation_steps {accumulation} ({figures})"
+    if not (differs or par.gpus_auto):
+        return row_spec, None
+    return row_spec, (
+        f"global batch changes with the GPU count: gradient_accumulation_steps {accumulation} as stated "
+        f"({figures}); state global_batch_size to keep the run's batch on every row"
+    )

@@ -333,8 +333,64 @@ def _memory_on(grid: ShapeGrid, spec: WorkloadSpec, flash: bool) -> dict[str, np
     # the card matters to memory only through an MXFP4 checkpoint's backend padding (sizing.mxfp4_padding)
     multiples = kind_multiples(grid.kind_gpus, grid.kind) if is_mxfp4(spec) else None
     padding_key = arrays_key(*multiples) if multiples is not None else None
-    key = ("memory", spec_key(spec), arrays_key(*arrays), flash, padding_key)
-    return memoized(grid.memo, key, lambda: _memory(spec, *arrays, flash, multiples))
+
+    def sized(plan_spec: WorkloadSpec) -> dict[str, np.ndarray]:
+        key = ("memory", spec_key(plan_spec), arrays_key(*arrays), flash, padding_key)
+        return memoized(grid.memo, key, lambda: _memory(plan_spec, *arrays, flash, multiples))
+
+    return per_accumulation(spec, grid, sized)
+
+
+def row_accumulation(spec: WorkloadSpec, grid: ShapeGrid) -> np.ndarray | None:
+    """Per shape, the micro-batches a step its plan runs the spec's stated global batch at (sizing.spec.
+    accumulation_at over the shape's data-parallel ranks, gpus / (tp x pp x cp)); 0 where it does not divide.
+    None where the spec states no global batch (every row then runs the spec's gradient_accumulation_steps)."""
+    if not spec.is_training or spec.global_batch_size is None:
+        return None
+    model_parallel = grid.tensor_parallel * pipeline_degree(spec) * spec.parallelism.context_parallel
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ranks = np.asarray(grid.total, dtype=float) / model_parallel
+    whole = np.isfinite(ranks) & (ranks >= 1) & (ranks == np.floor(ranks))
+    per_micro_batch = spec.micro_batch_size * np.where(whole, ranks, 1.0)
+    divides = whole & (spec.global_batch_size % per_micro_batch == 0)
+    return np.where(divides, spec.global_batch_size // per_micro_batch, 0).astype(int)
+
+
+def per_accumulation(spec: WorkloadSpec, grid: ShapeGrid, compute) -> dict:
+    """``compute(spec)`` with each shape's own gradient_accumulation_steps (``row_accumulation``): once per
+    distinct count, each shape taking its count's arrays. A shape whose plan does not divide the global batch
+    takes the first count's (the ``global_batch`` gate drops it). Without a stated global batch: ``compute(spec)``."""
+    counts = row_accumulation(spec, grid)
+    if counts is None:
+        return compute(spec)
+    distinct = sorted({int(c) for c in np.unique(counts) if c > 0}) or [spec.gradient_accumulation_steps]
+    sized = {c: compute(_with_accumulation(spec, c)) for c in distinct}
+    merged = dict(sized[distinct[0]])
+    shape = np.shape(grid.total)
+    for c in distinct[1:]:
+        chosen = counts == c
+        for key, value in sized[c].items():
+            if isinstance(value, np.ndarray) and value.shape == shape:
+                merged[key] = np.where(chosen, value, merged[key])
+    return merged
+
+
+_ACCUMULATION_SPECS: dict[tuple[int, int], tuple[WorkloadSpec, WorkloadSpec]] = {}
+
+
+def _with_accumulation(spec: WorkloadSpec, count: int) -> WorkloadSpec:
+    """The spec at ``count`` micro-batches a step, one object per (spec, count) so the sizing memo keys it once."""
+    if count == spec.gradient_accumulation_steps:
+        return spec
+    entry = _ACCUMULATION_SPECS.get((id(spec), count))
+    if entry is None or entry[0] is not spec:
+        if len(_ACCUMULATION_SPECS) >= 256:
+            _ACCUMULATION_SPECS.clear()
+        entry = _ACCUMULATION_SPECS[(id(spec), count)] = (
+            spec,
+            replace(spec, gradient_accumulation_steps=count),
+        )
+    return entry[1]
 
 
 def _memory(
@@ -425,6 +481,11 @@ def build_shapes(spec: WorkloadSpec, grid: ShapeGrid, options: RankingOptions) -
     gates["serving_zero"] = np.asarray(spec.is_training | (zero < 3))
     gates["tp_heads"] = tensor_parallel_splits_heads(spec, tensor_parallel)
     gates["tp_mlp"] = tensor_parallel_splits_mlp(spec, tensor_parallel)
+    accumulation = row_accumulation(spec, grid)
+    if (
+        accumulation is not None
+    ):  # the stated global batch splits into whole micro-batches (Megatron asserts it)
+        gates["global_batch"] = accumulation > 0
     valid = grid.valid & all_gates(gates, zero.shape)
     runnable = total_gib <= grid.capacity_gib
     tight = runnable & (
@@ -584,7 +645,7 @@ def _hours(
             with np.errstate(invalid="ignore", divide="ignore"):
                 hours = np.where(served, spec.image.images / decode / 3600.0, np.nan)
         return hours, share, decode, communication, latency
-    rows = _training_rows(spec, grid, options, total)
+    rows = per_accumulation(spec, grid, lambda plan_spec: _training_rows(plan_spec, grid, options, total))
     return rows["training_hours"], rows["communication_share"], np.full(total.shape, np.nan), rows, None
 
 

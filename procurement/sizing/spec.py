@@ -760,7 +760,26 @@ def _derive_accumulation(
             f"sets a training run's micro-batches a step: needs a training task on a language model, got {task}",
         )
         return
-    if par.gpus_auto or "gpus" not in par.stated:
+    if par.gpus_auto:
+        # each ranked plan derives its own micro-batches a step from the batch (accumulation_at), so a stated
+        # count would be one plan's only
+        if data.get("gradient_accumulation_steps") is not None:
+            reader.error(
+                "gradient_accumulation_steps",
+                f"is derived per plan from {name} under parallelism.gpus: auto (global / (micro_batch_size x the "
+                "plan's data-parallel ranks)): state one",
+            )
+            return
+        if sequences % fields["micro_batch_size"]:
+            reader.error(
+                name,
+                f"{sequences:,} sequences a step do not split into micro-batches of micro_batch_size "
+                f"{fields['micro_batch_size']}",
+            )
+            return
+        fields["global_batch_size"] = sequences
+        return
+    if "gpus" not in par.stated:
         reader.error(name, "needs parallelism.gpus stated: the batch is split over its data-parallel ranks")
         return
     model_parallel = par.tensor_parallel * par.pipeline_parallel * par.context_parallel
@@ -788,6 +807,19 @@ def _derive_accumulation(
         return
     fields["gradient_accumulation_steps"] = derived
     fields["global_batch_size"] = sequences
+
+
+def accumulation_at(spec: WorkloadSpec, data_parallel_ranks: int) -> int | None:
+    """The micro-batches a step (gradient_accumulation_steps) of a plan with ``data_parallel_ranks`` ranks: the
+    spec's own count where it states no global batch (its global batch then scales with the ranks); else the
+    stated global batch / (micro_batch_size x ranks), Megatron's num_microbatches (NVIDIA/Megatron-LM @6337108c
+    megatron/core/num_microbatches_calculator.py), None where that does not divide (Megatron asserts it does)."""
+    if spec.global_batch_size is None:
+        return spec.gradient_accumulation_steps
+    per_micro_batch = spec.micro_batch_size * data_parallel_ranks
+    if data_parallel_ranks < 1 or spec.global_batch_size % per_micro_batch:
+        return None
+    return spec.global_batch_size // per_micro_batch
 
 
 def _global_batch_sequences(reader: _Reader, data: dict, seq_len: int) -> int | None:
