@@ -22,6 +22,7 @@ vLLM's ``--pipeline-parallel-size``: ranking/splits.serving_pipeline_plans), eac
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 import numpy as np
@@ -174,15 +175,18 @@ def differences(
     return found
 
 
-def instance_counts_for(spec, options: RankingOptions) -> tuple[int, ...]:
+def instance_counts_for(spec, options: RankingOptions, sizes: Iterable[int]) -> tuple[int, ...]:
     """The instance counts to try: the requested ones plus those that make a stated GPU count on instances
-    of 1, 2, 4 or 8 GPUs (64 GPUs stated: 8 instances of 8, 64 of 1), at most MAX_INSTANCES instances."""
+    of every size the catalog sells (``sizes``: the offers' GPUs per instance, ``PreparedOffers.kinds``) that
+    divides it, at most MAX_INSTANCES instances (64 GPUs stated on 1, 8 and 16-GPU offers: 64, 8 and 4
+    instances). Before stop 51 (inst16) only instances of 1, 2, 4 or 8 GPUs were tried, so GCP's
+    a2-megagpu-16g (16 x A100 40GB) never made a stated count. One count per distinct size that divides."""
     par = spec.parallelism
     if not spec.is_training or "gpus" not in par.stated or not enforced(spec, options):
         return options.instance_counts
     extra = {
         par.gpus // size
-        for size in (1, 2, 4, 8)
-        if par.gpus % size == 0 and par.gpus // size <= MAX_INSTANCES
+        for size in {int(size) for size in sizes}
+        if size > 0 and par.gpus % size == 0 and par.gpus // size <= MAX_INSTANCES
     }
     return tuple(sorted(set(options.instance_counts) | extra))

@@ -55,7 +55,6 @@ def rank_workload(
     workloads with the same filters are ranked in a row.
     """
     options = serving_options(spec, options or RankingOptions())
-    options = replace(options, instance_counts=instance_counts_for(spec, options))
     if spec.is_training and not spec.training_tokens:
         raise ValueError(
             "training_tokens: required to rank a training workload by job cost"
@@ -65,7 +64,10 @@ def rank_workload(
                 else ""
             )
         )
-    prepared = prepared or prepare(offers, gpus, options)
+    prepared = prepared or prepare(offers, gpus, options)  # ``prepare`` does not read instance_counts
+    # a stated GPU count is made of every instance size the offers carry (contract.instance_counts_for)
+    sizes = prepared.kinds["gpus_per_instance"].to_numpy()
+    options = replace(options, instance_counts=instance_counts_for(spec, options, sizes))
     if not len(prepared.offer_kind):
         seen = len(offers) if offers is not None else len(prepared.positions)
         return Ranking(

@@ -59,8 +59,9 @@ def test_the_groups_are_those_of_the_per_row_key(bundled_catalog, document, incl
     spec = parse_workload_spec(document)
     context = RankingContext.current()
     options = serving_options(spec, ranking_options_parse({"include_infeasible": include_infeasible}))
-    options = replace(options, instance_counts=instance_counts_for(spec, options))
     prepared = context.prepared(options)
+    sizes = prepared.kinds["gpus_per_instance"]
+    options = replace(options, instance_counts=instance_counts_for(spec, options, sizes))
     shapes = build_shapes(spec, prepared.grid(context.gpus, options.instance_counts), options)
     configs = configure(prepared, shapes, options, spec)
     order = ranked_order(configs, None, include_infeasible)

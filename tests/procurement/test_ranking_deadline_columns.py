@@ -55,8 +55,10 @@ def test_it_finds_what_the_row_by_row_loops_found(bundled_catalog, document):
     offers = _resampled(frame, 20_000)
     spec = parse_workload_spec(document)
     options = RankingOptions(top=20, deadline_hours=100.0, deadline_probability=0.95)
-    options = replace(options, instance_counts=instance_counts_for(spec, options))
     prepared = prepare(offers, gpus, options)
+    options = replace(
+        options, instance_counts=instance_counts_for(spec, options, prepared.kinds["gpus_per_instance"])
+    )
     shapes = build_shapes(spec, prepared.grid(gpus, options.instance_counts), options)
     configs = configure(prepared, shapes, options, spec)
     spot = np.flatnonzero(configs.fits & prepared.columns["is_spot"][configs.offer])

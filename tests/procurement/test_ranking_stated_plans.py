@@ -212,3 +212,73 @@ def test_every_accepted_stated_plan_ranks_on_a_node_that_holds_it_or_says_a_true
         assert not any(n % par.tensor_parallel == 0 for n in makes), reason
     else:  # any other reason would be a plan the grid cannot produce
         pytest.fail(f"{parallelism}: {reason}")
+
+
+# --- a stated GPU count is made of every instance size the catalog sells (inst16, stop 51) ----------------------
+# GCP a2-megagpu-16g: 16 x A100 40GB on one NVSwitch host (cloud.google.com/compute/docs/gpus, pricing/providers/
+# gcp_hosts.py), us-central1-a on demand 8.79698 host + 46.94253 for the 16 GPUs = 55.73951 $/h (the bundled
+# SkyPilot rows, pricing/data/skypilot/gcp/vms.hosts.csv and vms.gpu.csv; the bundled catalog carries it).
+MEGA_16 = pd.DataFrame(
+    [_offer("gcp", "a2-megagpu-16g", "a100-sxm4-40gb", 16, "on_demand", 55.73951, "us-central1", 96, 1360)]
+)
+
+
+def _shapes(rows):
+    return {(row["instances"], row["gpus_per_instance"], row["instance_type"]) for row in rows}
+
+
+@pytest.mark.parametrize("task", ["lora", "pretrain"])
+def test_a_stated_16_gpus_ranks_one_16_gpu_instance(task):
+    # At the default counts (1, 2, 4, 8: options.DEFAULT_INSTANCE_COUNTS) 1 x 16 was already tried, as a requested
+    # count. A request for multi-instance counts only (2, 4, 8) lost it: the contract made a stated count only of
+    # instances of 1, 2, 4 or 8 GPUs (16 = 2 x 8, 4 x 4, 8 x 2 rows), never 1 x 16 of a2-megagpu-16g. After
+    # (inst16, stop 51): 16 / 16 = 1 instance is added, one count per catalog size that divides the stated count.
+    spec = _spec({"gpus": 16}, task=task)
+    offers = pd.concat([OFFERS, MEGA_16], ignore_index=True)
+    assert (1, 16, "a2-megagpu-16g") in _shapes(_rank(spec, offers=offers).results)
+    rows = _rank(spec, offers=offers, instance_counts=(2, 4, 8)).results
+    assert (1, 16, "a2-megagpu-16g") in _shapes(rows)
+    assert all(row["gpus"] == 16 for row in rows)
+    # without the 16-GPU offer, no 1 x 16 row (the shape comes from the catalog, not from a list of sizes)
+    assert not any(row["gpus_per_instance"] == 16 for row in _rank(spec).results)
+
+
+def test_a_stated_768_gpus_ranks_48_instances_of_16():
+    # 768 / 16 = 48 instances (<= MAX_INSTANCES, 2,048); 768 / 8 = 96 (GLM-130B's 96 x 8 DGX-A100,
+    # arXiv:2210.02414 sec. 3) still ranks beside it
+    spec = _spec(
+        {"gpus": 768, "zero_stage": 1, "tensor_parallel": 4, "pipeline_parallel": 8}, preset="llama-3-70b"
+    )
+    shapes = _shapes(_rank(spec, offers=pd.concat([OFFERS, MEGA_16], ignore_index=True)).results)
+    assert (48, 16, "a2-megagpu-16g") in shapes
+    assert (96, 8, "p4d.24xlarge") in shapes
+
+
+def test_the_contract_adds_one_instance_count_per_catalog_size_that_divides():
+    from procurement.ranking.contract import instance_counts_for
+
+    spec = _spec({"gpus": 768}, task="pretrain")
+    options = RankingOptions(instance_counts=COUNTS)
+    # 768 = 768 x 1 = 384 x 2 = 96 x 8 = 48 x 16 = 256 x 3; 5 does not divide 768 (no count for it)
+    assert instance_counts_for(spec, options, [1, 2, 8, 16, 16, 3, 5]) == (1, 2, 4, 8, 48, 96, 256, 384, 768)
+    # a count past the bound adds nothing: 4,096 GPUs on instances of 1 are 4,096 instances, past 2,048
+    assert instance_counts_for(_spec({"gpus": 4096}, task="pretrain"), options, [1]) == COUNTS
+    # serving and explored specs keep the requested counts
+    assert instance_counts_for(_spec({"gpus": "auto"}, task="pretrain"), options, [16]) == COUNTS
+
+
+@pytest.mark.django_db
+def test_the_bundled_catalog_makes_a_stated_count_of_its_16_gpu_hosts(bundled_catalog):
+    # the bundled catalog sells a2-megagpu-16g (pricing/data/skypilot/gcp/vms.hosts.csv): a stated 256 GPUs is
+    # 16 x 16 of it (before inst16: 256 / 16 = 16 instances was never tried; 256 x 1, 128 x 2, 64 x 4, 32 x 8 were)
+    from procurement import selectors
+
+    frame, gpus = selectors.ranking_offer_frame(), selectors.ranking_gpus()
+    spec = _spec({"gpus": 256}, task="pretrain")
+    options = RankingOptions(top=None, include_infeasible=True, collapse_identical=False)
+    rows = rank_workload(spec, frame, gpus, options, now=NOW).results
+    assert any(
+        (row["instances"], row["gpus_per_instance"], row["instance_type"]) == (16, 16, "a2-megagpu-16g")
+        for row in rows
+    )
+    assert {row["gpus"] for row in rows} == {256}

@@ -166,8 +166,9 @@ def test_the_ranking_prices_the_stated_experts(bundled_catalog):
         spec = parse_workload_spec(document)
         context = RankingContext.current()
         options = serving_options(spec, ranking_options_parse({}))
-        options = replace(options, instance_counts=instance_counts_for(spec, options))
         prepared = context.prepared(options)
+        sizes = prepared.kinds["gpus_per_instance"]
+        options = replace(options, instance_counts=instance_counts_for(spec, options, sizes))
         grid = prepared.grid(context.gpus, options.instance_counts)
         return np.asarray(build_shapes(spec, grid, options).generated_tokens_per_second, dtype=float)
 
@@ -243,8 +244,10 @@ def test_the_ranking_refuses_bf16_experts_on_a_card_without_bf16(bundled_catalog
         spec = parse_workload_spec(document)
         context = RankingContext.current()
         options = serving_options(spec, ranking_options_parse({}))
-        options = replace(options, instance_counts=instance_counts_for(spec, options))
-        grid = context.prepared(options).grid(context.gpus, options.instance_counts)
+        prepared = context.prepared(options)
+        sizes = prepared.kinds["gpus_per_instance"]
+        options = replace(options, instance_counts=instance_counts_for(spec, options, sizes))
+        grid = prepared.grid(context.gpus, options.instance_counts)
         return grid, build_shapes(spec, grid, options)
 
     grid, bf16 = shapes("bf16")
