@@ -73,6 +73,13 @@ def test_every_bundled_rule_parses_and_names_its_source():
         ("gcp", "a3-megagpu-8g", "h100-sxm5-80gb", "nvlink", 450.0, "GPUDirect-TCPXO 1600 Gb/s"),
         ("gcp", "a3-highgpu-8g", "h100-sxm5-80gb", "nvlink", 450.0, "GPUDirect-TCPX 800 Gb/s"),
         ("gcp", "a3-highgpu-4g", "h100-sxm5-80gb", "nvlink", 450.0, ""),
+        # GCP A2 (a2net, stop 51): NVSwitch 600 GB/s a GPU (300 each way); the 8- and 16-GPU sizes reach the
+        # series' 100 Gbps over the VM's gVNIC, GPU-to-GPU technology "N/A" (no GPUDirect NICs), per the overview
+        # table of cloud.google.com/compute/docs/gpus/gpu-network-bandwidth; the 1/2/4-GPU sizes: no fabric
+        ("gcp", "a2-megagpu-16g", "a100-sxm4-40gb", "nvlink", 300.0, "gVNIC TCP (no GPUDirect) 100 Gb/s"),
+        ("gcp", "a2-highgpu-8g", "a100-sxm4-40gb", "nvlink", 300.0, "gVNIC TCP (no GPUDirect) 100 Gb/s"),
+        ("gcp", "a2-ultragpu-8g", "a100-sxm4-80gb", "nvlink", 300.0, "gVNIC TCP (no GPUDirect) 100 Gb/s"),
+        ("gcp", "a2-highgpu-4g", "a100-sxm4-40gb", "nvlink", 300.0, ""),
         # PCIe from the GPU's datasheet generation: L40S has no pcie_gen in the CSV -> PCIe 4.0 x16, 32 GB/s
         ("aws", "g6e.12xlarge", "l40s", "pcie", 32.0, ""),
         ("aws", "g4dn.12xlarge", "t4", "pcie", 16.0, ""),  # T4: PCIe 3.0 x16

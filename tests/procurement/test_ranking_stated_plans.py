@@ -254,6 +254,32 @@ def test_a_stated_768_gpus_ranks_48_instances_of_16():
     assert (96, 8, "p4d.24xlarge") in shapes
 
 
+def test_a_stated_768_gpus_on_a2_megagpu_16g_moves_its_data_parallel_traffic_over_the_sourced_fabric():
+    # a2net (stop 51): before, a2-megagpu-16g matched the a2-* rule (NVLink, no fabric), so its 48 x 16 row said
+    # "no cluster interconnect" and did not fit. GCP's network page (cloud.google.com/compute/docs/gpus/
+    # gpu-network-bandwidth, overview table) gives A2 100 Gbps with no GPUDirect: the row now runs its
+    # between-instance collectives at 100 Gb/s / 8 = 12.5 GB/s an instance, shared by 16 GPUs, at the 0.80
+    # collective efficiency (sizing/assumptions.py COMM_EFFICIENCY): 12.5 / 16 x 0.8 = 0.625 GB/s a GPU.
+    # p4d (400 Gbps EFA over 8 GPUs): 50 / 8 x 0.8 = 5.0 GB/s a GPU, 8 x the A2 rate.
+    spec = _spec(
+        {"gpus": 768, "zero_stage": 1, "tensor_parallel": 4, "pipeline_parallel": 8}, preset="llama-3-70b"
+    )
+    rows = _rank(spec, offers=pd.concat([OFFERS, MEGA_16], ignore_index=True)).results
+    a2 = next(row for row in rows if (row["instances"], row["instance_type"]) == (48, "a2-megagpu-16g"))
+    p4d = next(row for row in rows if (row["instances"], row["instance_type"]) == (96, "p4d.24xlarge"))
+    assert a2["interconnect"]["fabric"] == "gVNIC TCP (no GPUDirect) 100 Gb/s"
+    assert "no cluster interconnect for a2-megagpu-16g" not in a2["reasons"]
+
+    def zero_1(row):
+        return next(c for c in row["interconnect"]["carried"] if c["collective"].startswith("ZeRO-1"))
+
+    # both rows are DP 768 / (TP 4 x PP 8) = 24 across instances: the same bytes a step, at the rates above
+    assert zero_1(a2)["gb_per_step"] == zero_1(p4d)["gb_per_step"]
+    assert zero_1(a2)["over"] == "gVNIC TCP (no GPUDirect) 100 Gb/s"
+    assert zero_1(a2)["seconds_per_step"] == pytest.approx(zero_1(a2)["gb_per_step"] / 0.625, rel=1e-3)
+    assert zero_1(p4d)["seconds_per_step"] == pytest.approx(zero_1(p4d)["gb_per_step"] / 5.0, rel=1e-3)
+
+
 def test_the_contract_adds_one_instance_count_per_catalog_size_that_divides():
     from procurement.ranking.contract import instance_counts_for
 
