@@ -75,14 +75,22 @@ PARTIAL_TENSOR_PARALLEL: dict[str, int] = {
 }
 
 
-def plan_label(plan: str, *, tensor_parallel: int, gpus: int, zero: int) -> str:
+def plan_label(
+    plan: str, *, tensor_parallel: int, gpus: int, zero: int, pipeline: int = 1, context: int = 1
+) -> str:
     """The plan in words, as row texts name it: "data parallel", "ZeRO-3/FSDP", "tensor parallel within
-    the instance", or a partial plan's "TP 2 x DP 4 within each instance" (with its ZeRO stage if any)."""
+    the instance", or a partial plan's "TP 2 x DP 4 within each instance" (with its ZeRO stage if any). A
+    partial plan under pipeline (or context) parallelism names every degree, its data-parallel ranks
+    gpus / (tp x pp x cp): "TP 2 x PP 8 x DP 2" on 32 GPUs (not "DP 16", which leaves the pipeline out)."""
     if plan == "tensor_parallel" and zero:  # a stated ZeRO stage over the TP groups (FSDP x TP, 2D)
         return f"{PLAN_LABELS[plan]} (TP {tensor_parallel}), ZeRO-{zero}"
     if plan not in PARTIAL_TENSOR_PARALLEL:
         return PLAN_LABELS[plan]
-    text = f"TP {tensor_parallel} x DP {gpus // max(tensor_parallel, 1)} (TP groups within each instance)"
+    pipeline, context = max(pipeline, 1), max(context, 1)
+    degrees = f"TP {tensor_parallel}" + (f" x PP {pipeline}" if pipeline > 1 else "")
+    degrees += f" x CP {context}" if context > 1 else ""
+    ranks = gpus // max(tensor_parallel * pipeline * context, 1)
+    text = f"{degrees} x DP {ranks} (TP groups within each instance)"
     return text + (f", ZeRO-{zero}" if zero else "")
 
 

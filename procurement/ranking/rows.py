@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Mapping
-from dataclasses import replace
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -40,10 +39,10 @@ from procurement.ranking.spot_details import known_offer_id, spot_details
 from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_details
 from procurement.sizing.accuracy import workload_accuracy
 from procurement.sizing.communication_text import communication_phrase, communication_warns
+from procurement.sizing.global_batch import batch_at, data_parallel_ranks
 from procurement.sizing.host import feeds_loader, loader_host_note
 from procurement.sizing.image_model import training_speed_warnings
 from procurement.sizing.pipeline_bubble import pipeline_bubble_warning
-from procurement.sizing.spec import accumulation_at
 
 
 def describe(
@@ -577,8 +576,15 @@ def _hours_reason(shapes: Shapes, shape: int, spec, plan: str, options) -> str:
         int(shapes.total_gpus[shape]),
         int(shapes.zero[shape]),
     )
-    label = plan_label(plan, tensor_parallel=tensor_parallel, gpus=gpus, zero=zero)
     pipeline = int(shape_pipeline(shapes, shape, spec))
+    label = plan_label(
+        plan,
+        tensor_parallel=tensor_parallel,
+        gpus=gpus,
+        zero=zero,
+        pipeline=pipeline if spec.is_training else 1,
+        context=spec.parallelism.context_parallel if spec.is_training else 1,
+    )
     if not spec.is_training and pipeline > 1:
         label = serving_pipeline_label(spec, pipeline, tensor_parallel)
     if not spec.is_training and _is_image_job(spec):
@@ -702,36 +708,25 @@ def _dated_quality_text(quality: str, observed_at: dt.datetime) -> str:
 
 
 def row_batch(spec, gpus: int, plan: dict, differs: bool, options: RankingOptions):
-    """(the spec at the row's micro-batches a step, what the row says of its batch). A stated global batch is
-    the recipe's contract: each row keeps it and runs global / (micro_batch_size x its data-parallel ranks)
-    micro-batches a step (sizing.spec.accumulation_at; the shapes were sized so: ranking/shapes.py
-    per_accumulation). Without one, a row at another GPU count runs the spec's gradient_accumulation_steps, so
-    its global batch (micro x accumulation x data-parallel ranks) changes with its GPUs, which it says."""
+    """(the spec at the row's micro-batches a step, what the row says of its batch): sizing.global_batch.batch_at
+    at the row's data-parallel ranks (the shapes were sized so: ranking/shapes.py per_accumulation). A stated
+    global batch is said on a row at another GPU count or plan; without one, a row at another GPU count says its
+    global batch (micro x accumulation x data-parallel ranks) changes with its GPUs."""
     if not spec.is_training or not gpus:
         return spec, None
-    par = spec.parallelism
-    model_parallel = int(plan["tensor_parallel"]) * int(plan["pipeline_parallel"]) * par.context_parallel
-    ranks = int(gpus) // model_parallel if model_parallel and int(gpus) % model_parallel == 0 else 0
-    accumulation = accumulation_at(spec, ranks) if ranks else None
-    if accumulation is None:
+    ranks = data_parallel_ranks(
+        int(gpus),
+        int(plan["tensor_parallel"]),
+        int(plan["pipeline_parallel"]),
+        spec.parallelism.context_parallel,
+    )
+    batch = batch_at(spec, ranks)
+    if batch is None:
         return spec, None
-    tokens = spec.micro_batch_size * accumulation * ranks * spec.seq_len
-    figures = (
-        f"micro_batch_size {spec.micro_batch_size} x {accumulation} micro-batches x {ranks:,} data-parallel ranks"
-        f" = {spec.micro_batch_size * accumulation * ranks:,} sequences ({tokens:,} tokens) a step"
-    )
-    row_spec = (
-        spec
-        if accumulation == spec.gradient_accumulation_steps
-        else replace(spec, gradient_accumulation_steps=accumulation)
-    )
+    row_spec, text = batch
+    par = spec.parallelism
     if spec.global_batch_size is not None:
-        if not (differs or par.gpus_auto or options.explore_parallelism):
-            return row_spec, None
-        return row_spec, f"global batch kept: gradient_accumulation_steps {accumulation} ({figures})"
-    if not (differs or par.gpus_auto):
-        return row_spec, None
-    return row_spec, (
-        f"global batch changes with the GPU count: gradient_accumulation_steps {accumulation} as stated "
-        f"({figures}); state global_batch_size to keep the run's batch on every row"
-    )
+        said = differs or par.gpus_auto or options.explore_parallelism
+    else:
+        said = differs or par.gpus_auto
+    return row_spec, text if said else None

@@ -341,26 +341,29 @@ def _memory_on(grid: ShapeGrid, spec: WorkloadSpec, flash: bool) -> dict[str, np
     return per_accumulation(spec, grid, sized)
 
 
-def row_accumulation(spec: WorkloadSpec, grid: ShapeGrid) -> np.ndarray | None:
+def row_accumulation(spec: WorkloadSpec, grid: ShapeGrid, gpu_counts=None) -> np.ndarray | None:
     """Per shape, the micro-batches a step its plan runs the spec's stated global batch at (sizing.spec.
-    accumulation_at over the shape's data-parallel ranks, gpus / (tp x pp x cp)); 0 where it does not divide.
-    None where the spec states no global batch (every row then runs the spec's gradient_accumulation_steps)."""
+    accumulation_at over the shape's data-parallel ranks, gpus / (tp x pp x cp); ``gpu_counts``: at these
+    GPU counts, else the shape's); 0 where it does not divide. None where the spec states no global batch
+    (every row then runs the spec's gradient_accumulation_steps)."""
     if not spec.is_training or spec.global_batch_size is None:
         return None
     model_parallel = grid.tensor_parallel * pipeline_degree(spec) * spec.parallelism.context_parallel
+    counts = grid.total if gpu_counts is None else gpu_counts
     with np.errstate(invalid="ignore", divide="ignore"):
-        ranks = np.asarray(grid.total, dtype=float) / model_parallel
+        ranks = np.asarray(counts, dtype=float) / model_parallel
     whole = np.isfinite(ranks) & (ranks >= 1) & (ranks == np.floor(ranks))
     per_micro_batch = spec.micro_batch_size * np.where(whole, ranks, 1.0)
     divides = whole & (spec.global_batch_size % per_micro_batch == 0)
     return np.where(divides, spec.global_batch_size // per_micro_batch, 0).astype(int)
 
 
-def per_accumulation(spec: WorkloadSpec, grid: ShapeGrid, compute) -> dict:
-    """``compute(spec)`` with each shape's own gradient_accumulation_steps (``row_accumulation``): once per
-    distinct count, each shape taking its count's arrays. A shape whose plan does not divide the global batch
-    takes the first count's (the ``global_batch`` gate drops it). Without a stated global batch: ``compute(spec)``."""
-    counts = row_accumulation(spec, grid)
+def per_accumulation(spec: WorkloadSpec, grid: ShapeGrid, compute, gpu_counts=None) -> dict:
+    """``compute(spec)`` with each shape's own gradient_accumulation_steps (``row_accumulation``, at
+    ``gpu_counts`` GPUs where given): once per distinct count, each shape taking its count's arrays. A shape
+    whose plan does not divide the global batch takes the first count's (the ``global_batch`` gate drops it).
+    Without a stated global batch: ``compute(spec)``."""
+    counts = row_accumulation(spec, grid, gpu_counts)
     if counts is None:
         return compute(spec)
     distinct = sorted({int(c) for c in np.unique(counts) if c > 0}) or [spec.gradient_accumulation_steps]
@@ -723,8 +726,12 @@ def _measured_hours(
     same = counts == grid.total
     modelled_k = modelled_hours
     if np.any(scalable & ~same):
-        modelled_k = np.asarray(
-            _training_rows(spec, grid, options, np.where(scalable, counts, grid.total))["training_hours"]
+        # the benchmark's run at its own count: under a stated global batch it ran that count's micro-batches
+        # a step (global / (micro x its data-parallel ranks)), not the shape's
+        at = np.where(scalable, counts, grid.total)
+        rows = per_accumulation(
+            spec, grid, lambda plan_spec: _training_rows(plan_spec, grid, options, at), at
         )
+        modelled_k = np.asarray(rows["training_hours"])
     hours = scaled_hours(spec.training_tokens / tokens_per_second / 3600.0, modelled_hours, modelled_k, same)
     return np.where(scalable, hours, np.nan), counts

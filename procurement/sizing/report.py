@@ -22,6 +22,7 @@ from procurement.sizing.compatibility import Compatibility, check_gpu, long_trai
 from procurement.sizing.compute_peak import expert_rate_inputs, power_bound_tflops, spec_peak_tflops
 from procurement.sizing.decode_attention import sm_clock_hz
 from procurement.sizing.efficiency import serving_efficiency
+from procurement.sizing.global_batch import batch_at, data_parallel_ranks
 from procurement.sizing.gpus import (
     GpuSpec,
     collective_bandwidth_gbps,
@@ -95,6 +96,30 @@ def candidate_plan(spec: WorkloadSpec, gpu_count: int) -> ParallelismSpec:
     tp = max(t for t in range(1, min(gpu_count, 8) + 1) if gpu_count % t == 0 and heads % t == 0)
     pp = gpu_count // tp if gpu_count // tp <= spec.model.num_layers else 1
     return ParallelismSpec(gpus=gpu_count, tensor_parallel=tp, pipeline_parallel=pp, offload="none")
+
+
+def candidate_batch(spec: WorkloadSpec, plan: ParallelismSpec) -> tuple[WorkloadSpec, str | None]:
+    """(the spec at the candidate's micro-batches a step, what the candidate says of its batch). A stated
+    global batch holds at every candidate count: gradient_accumulation_steps = global / (micro_batch_size x
+    the plan's data-parallel ranks), said as the ranking's rows say it (sizing.global_batch.batch_at), at the
+    spec's own count too (its derived count). A count whose ranks do not split it keeps the spec's count and
+    says so. Without a global batch: the spec, unchanged, and nothing said (today's figures)."""
+    if not spec.is_training or spec.global_batch_size is None:
+        return spec, None
+    ranks = data_parallel_ranks(
+        plan.gpus, plan.tensor_parallel, plan.pipeline_parallel, plan.context_parallel
+    )
+    batch = batch_at(spec, ranks)
+    if batch is not None:
+        return batch
+    if not ranks:  # not a plan at this count (its memory says so: blocked by plan)
+        return spec, None
+    return spec, (
+        f"global batch not kept: the stated {spec.global_batch_size:,} sequences do not split into micro_batch_size "
+        f"{spec.micro_batch_size} x {ranks:,} data-parallel ranks (Megatron asserts they do; the ranking drops such "
+        f"a plan); figures keep gradient_accumulation_steps {spec.gradient_accumulation_steps} of "
+        f"{spec.parallelism.gpus:,} GPUs"
+    )
 
 
 def _memory_table(
@@ -527,30 +552,42 @@ def size_candidates(
     calibration: Calibration | None = None,
 ) -> list[dict]:
     plans = [candidate_plan(spec, int(count)) for count in gpu_counts]
+    batches = [candidate_batch(spec, plan) for plan in plans]
+    # one spec per distinct micro-batches a step (a stated global batch gives each count its own): the tables
+    # are computed once per spec over every plan, each candidate reading its own spec's
+    plan_specs = {batch_spec.gradient_accumulation_steps: batch_spec for batch_spec, _ in batches}
     memory_rows: dict[tuple, list[dict]] = {}
 
-    def memory_rows_on(flash: bool, gpu: GpuSpec) -> list[dict]:
+    def memory_rows_on(flash: bool, gpu: GpuSpec, accumulation: int) -> list[dict]:
         # the card matters to memory only through an MXFP4 checkpoint's backend padding (mxfp4_padding)
         multiples = mxfp4_backend_multiples(gpu) if is_mxfp4(spec) else None
-        if (flash, multiples) not in memory_rows:
-            table = _memory_table(spec, plans, flash, multiples)
-            memory_rows[flash, multiples] = [_memory_dict(table, i) for i in range(len(plans))]
-        return memory_rows[flash, multiples]
+        if (flash, multiples, accumulation) not in memory_rows:
+            table = _memory_table(plan_specs[accumulation], plans, flash, multiples)
+            memory_rows[flash, multiples, accumulation] = [_memory_dict(table, i) for i in range(len(plans))]
+        return memory_rows[flash, multiples, accumulation]
 
-    rows = _throughput_rows(spec, gpus, plans, calibration)
-    throughputs = _throughput_dicts(spec, rows, len(gpus) * len(plans))
+    throughputs = {
+        accumulation: _throughput_dicts(
+            plan_spec, _throughput_rows(plan_spec, gpus, plans, calibration), len(gpus) * len(plans)
+        )
+        for accumulation, plan_spec in plan_specs.items()
+    }
     candidates = []
     for gpu_index, gpu in enumerate(gpus):
         for position, plan in enumerate(plans):
-            compat = check_gpu(spec, gpu, plan)
+            accumulation, batch_text = batches[position][0].gradient_accumulation_steps, batches[position][1]
+            plan_spec = plan_specs[accumulation]
+            compat = check_gpu(plan_spec, gpu, plan)
             memory = _calibrated_memory(
-                dict(memory_rows_on(compat.flash_attention, gpu)[position]),
+                dict(memory_rows_on(compat.flash_attention, gpu, accumulation)[position]),
                 memory_factor(spec, gpu, calibration),
             )
-            throughput = throughputs[gpu_index * len(plans) + position]
+            throughput = throughputs[accumulation][gpu_index * len(plans) + position]
             if compat.errors or throughput_missing(gpu, spec):
                 throughput = {key: None for key in throughput} | {"estimate": throughput["estimate"]}
-            candidate = _candidate(spec, gpu, plan, compat, memory, throughput, gpus)
+            candidate = _candidate(plan_spec, gpu, plan, compat, memory, throughput, gpus)
+            candidate["batch"] = batch_text  # the global batch kept (or not), a stated one only
+            candidate["gradient_accumulation_steps"] = accumulation if spec.is_training else None
             candidate["calibration"] = _calibration_notes(spec, gpu, calibration)
             candidate["speed_basis"] = speed_ratio(spec, gpu)[1] or None
             candidates.append(candidate)

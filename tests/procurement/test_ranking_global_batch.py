@@ -140,3 +140,46 @@ def test_exploring_from_a_stated_count_re_derives_each_rows_accumulation():
         "gradient_accumulation_steps 64 (micro_batch_size 4 x 64 micro-batches x 4 data-parallel ranks = 1,024"
         in (" ".join(row["reasons"]))
     )
+
+
+def test_a_pipelined_partial_tp_row_names_its_pipeline_in_its_plan_text():
+    # gbsize: a 32-GPU TP 2 row at PP 8 holds 32 / (2 x 8) = 2 data-parallel ranks; its hours text read
+    # "TP 2 x DP 16" (32 / 2, the pipeline left out) -> "TP 2 x PP 8 x DP 2"
+    spec = _spec(global_batch_size=1024, parallelism={"gpus": "auto", "pipeline_parallel": 8})
+    rows = rank_workload(
+        spec, OFFERS, GPUS, RankingOptions(top=None, include_infeasible=True), now=NOW
+    ).results
+    (row, *_) = [r for r in rows if r["gpus"] == 32 and r["plan"]["name"] == "tensor_parallel_2"]
+    text = " ".join(row["reasons"])
+    assert "TP 2 x PP 8 x DP 2 (TP groups within each instance)" in text
+    assert "DP 16" not in text
+
+
+def test_a_benchmark_at_another_count_is_scaled_with_each_counts_own_accumulation():
+    # gbsize: PP 8, 1,024 sequences, micro 4, a run measured at 32 H100s (4 data-parallel ranks: 1,024 / (4 x 4)
+    # = 64 micro-batches a step) priced at 64 (8 ranks: 32). scaled_hours: measured x modelled(64) / modelled(32),
+    # each modelled at its own count's micro-batches, so the ratio is the two estimated rows' hours (each equal
+    # to the spec stating its count: test_a_pipelined_row_prices_its_own_micro_batches). Before, modelled(32) was
+    # taken at the 64-GPU row's 32 micro-batches (a 512-sequence batch), a larger 1F1B bubble (7 / 32, not 7 / 64).
+    spec = _spec(global_batch_size=1024, parallelism={"gpus": "auto", "pipeline_parallel": 8})
+    estimated = _rows(spec, "data_parallel")  # DP x PP 8: 32 GPUs 4 ranks, 64 GPUs 8
+    tokens_per_second = 50_000.0
+    options = RankingOptions(
+        top=None,
+        include_infeasible=True,
+        measured_tokens_per_second={("h100-sxm5-80gb", 32): tokens_per_second},
+        measured_dates={("h100-sxm5-80gb", 32): "2026-11-20"},
+    )
+    rows = rank_workload(spec, OFFERS, GPUS, options, now=NOW).results
+    (row, *_) = [
+        r
+        for r in rows
+        if r["gpus"] == 64
+        and r["instance_type"] == "p5.48xlarge"
+        and r["pricing_model"] == "on_demand"
+        and r["plan"]["name"] == "data_parallel"
+    ]
+    assert row["basis"] == "measured"
+    measured_hours = 1e9 / tokens_per_second / 3600  # training_tokens 1e9 at 50,000 tokens/s = 5.5556 h
+    expected = measured_hours * estimated[64]["hours"] / estimated[32]["hours"]
+    assert row["hours"] == pytest.approx(expected, rel=2e-3)  # the rows' hours are rounded

@@ -118,3 +118,65 @@ def test_the_size_report_and_the_ranking_rows_say_it():
     stated = LLAMA_PP2 | {"global_batch_size": 64}  # 64 / (1 x 4 ranks) = 16 micro-batches
     rows = rank_workload(parse_workload_spec(stated), OFFERS, GPUS, options, now=NOW).results
     assert rows and not any("pipeline bubble" in w for row in rows for w in row["warnings"])
+
+
+MISTRAL_PRETRAIN = {
+    "task": "pretrain",
+    "model": {"preset": "mistral-7b"},
+    "seq_len": 4096,
+    "micro_batch_size": 4,
+    "training_tokens": 1e10,
+}
+
+
+def _candidates(spec: dict, counts):
+    report = size_workload(parse_workload_spec(spec), [gpu_by_slug("h100-sxm5-80gb")], counts)
+    return {candidate["gpus"]: candidate for candidate in report["candidates"]}
+
+
+def test_the_size_report_keeps_a_stated_global_batch_at_every_candidate_count():
+    # gbsize: 1,024 sequences, micro 4, FSDP over 32 GPUs stated: 1,024 / (4 x 32) = 8 micro-batches; the
+    # 64-GPU candidate runs 1,024 / (4 x 64) = 4 (before: the spec's 8, a 2,048-sequence batch), as the
+    # ranking rows do (gbrow), with the same text
+    spec = MISTRAL_PRETRAIN | {"global_batch_size": 1024, "parallelism": {"gpus": 32, "zero_stage": 3}}
+    candidates = _candidates(spec, [32, 64])
+    assert (candidates[32]["gradient_accumulation_steps"], candidates[64]["gradient_accumulation_steps"]) == (
+        8,
+        4,
+    )
+    assert candidates[64]["batch"] == (
+        "global batch kept: gradient_accumulation_steps 4 (micro_batch_size 4 x 4 micro-batches x 64 data-parallel "
+        "ranks = 1,024 sequences (4,194,304 tokens) a step)"
+    )
+    assert "x 8 micro-batches x 32 data-parallel ranks = 1,024 sequences" in candidates[32]["batch"]
+
+
+def test_a_pipelined_candidate_prices_its_own_micro_batches():
+    # PP 4 stated at 32 GPUs: 8 data-parallel ranks, 1,024 / (4 x 8) = 32 micro-batches; the 64-GPU candidate
+    # has 16 ranks, 1,024 / (4 x 16) = 16 (before: 32). Its bubble (p - 1) / m = 3 / 16 of the work, not 3 / 32
+    # (arXiv:2104.04473 sec. 2.2.2), so it prices exactly as the spec stating 64 GPUs (which derives 16 itself)
+    # and above the 64-GPU candidate that keeps 32 (the spec without a global batch, today's figure)
+    plan = {"gpus": 32, "pipeline_parallel": 4, "zero_stage": 1}
+    candidates = _candidates(MISTRAL_PRETRAIN | {"global_batch_size": 1024, "parallelism": plan}, [32, 64])
+    assert candidates[64]["gradient_accumulation_steps"] == 16
+    own = _candidates(
+        MISTRAL_PRETRAIN | {"global_batch_size": 1024, "parallelism": plan | {"gpus": 64}}, [64]
+    )
+    hours = candidates[64]["throughput"]["training_hours"]
+    assert hours == own[64]["throughput"]["training_hours"]
+    kept = _candidates(MISTRAL_PRETRAIN | {"gradient_accumulation_steps": 32, "parallelism": plan}, [32, 64])
+    assert kept[64]["gradient_accumulation_steps"] == 32 and kept[64]["batch"] is None
+    assert hours > kept[64]["throughput"]["training_hours"]
+    # the 32-GPU candidate is the spec's own: the same figure either way
+    assert candidates[32]["throughput"]["training_hours"] == kept[32]["throughput"]["training_hours"]
+
+
+def test_a_candidate_whose_ranks_do_not_split_the_batch_says_so():
+    # 96 sequences in micro-batches of 4 over 8 FSDP ranks: 3 micro-batches; over 16 ranks 96 / 64 = 1.5, which
+    # Megatron refuses: the 16-GPU candidate keeps the spec's 3 and says the batch is not kept
+    spec = MISTRAL_PRETRAIN | {"global_batch_size": 96, "parallelism": {"gpus": 8, "zero_stage": 3}}
+    candidate = _candidates(spec, [8, 16])[16]
+    assert candidate["gradient_accumulation_steps"] == 3
+    assert candidate["batch"].startswith(
+        "global batch not kept: the stated 96 sequences do not split into micro_batch_size 4 x 16 data-parallel"
+    )
