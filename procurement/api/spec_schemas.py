@@ -245,6 +245,13 @@ class WorkloadQuantizationSerializer(serializers.Serializer):
         "4.127 bits a weight; the default). false: one float32 absmax per 64 weights, 4.5 bits (LitGPT bnb.nf4, "
         "BitsAndBytesConfig's default bnb_4bit_use_double_quant=False)"
     )
+    prepare_kbit = _flag(
+        "qlora with weight_quantization nf4 or int8 (bitsandbytes) on a dense language model: peft's "
+        "prepare_model_for_kbit_training cast the embeddings, head and norms to fp32 and nothing cast them back, "
+        "so they hold 4 bytes a weight instead of 2. false (default): 16-bit, as after TRL's SFTTrainer or "
+        "artidoro/qlora under bf16, which cast them back. Refused for GPTQ int4 (peft skips the cast) and other "
+        "tasks. Memory only"
+    )
 
 
 class WorkloadParallelismSerializer(serializers.Serializer):
@@ -795,7 +802,7 @@ class WorkloadSpecSerializer(serializers.Serializer):
     quantization = WorkloadQuantizationSerializer(
         required=False,
         help_text="nf4: the bitsandbytes stack's memory (bnb_version, lm_head_4bit, bnb_storage_dtype, "
-        "nf4_double_quant)",
+        "nf4_double_quant, prepare_kbit)",
     )
 
 

@@ -173,7 +173,7 @@ def weights_bytes(spec: WorkloadSpec) -> float:
         base = model.params * compute_bytes(spec)
     else:
         linears = counts.quantizable_params(model)
-        base = linears * block_linear_bytes(spec) + (model.params - linears) * embedding_bytes(spec)
+        base = linears * block_linear_bytes(spec) + (model.params - linears) * non_quantized_bytes(spec)
     expert_bytes = expert_weight_bytes(spec)
     if expert_bytes is not None:
         base += routed_expert_params(model) * (expert_bytes - block_linear_bytes(spec))
@@ -182,6 +182,20 @@ def weights_bytes(spec: WorkloadSpec) -> float:
         + adapter_params(spec) * adapter_bytes(spec)
         + saved_module_params(spec) * saved_module_bytes(spec)
     )
+
+
+def non_quantized_bytes(spec: WorkloadSpec) -> float:
+    """Bytes a resident weight outside the quantized block linears (embeddings, head, norms): embedding_bytes, or
+    fp32 (4) where quantization.prepare_kbit states that peft's prepare_model_for_kbit_training cast them and
+    nothing cast them back: peft v0.5.0 @4df9c5a2 src/peft/utils/other.py 92-101 `for param in model.parameters():
+    if (param.dtype == torch.float16) or (param.dtype == torch.bfloat16): param.data = param.data.to(torch.float32)`
+    on a bitsandbytes model (skipped for GPTQ, refused there by the spec). Stacks that undo it under bf16: TRL's
+    SFTTrainer (v0.8.6 .. v0.13.0 sft_trainer.py, e.g. v0.9.6 line 240 prepare, line 272
+    peft_module_casting_to_bf16 when args.bf16, utils.py 765-772: embed_tokens / lm_head back to bf16, norms fp32) and artidoro/qlora qlora.py
+    @7f4e95a6 lines 377 / 402-405 under --bf16; there the default (16-bit) is the run."""
+    if spec.quantization.prepare_kbit and _kbit_prepared(spec):
+        return DTYPE_BYTES["fp32"]
+    return embedding_bytes(spec)
 
 
 def saved_module_params(spec: WorkloadSpec) -> float:

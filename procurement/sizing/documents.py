@@ -88,6 +88,7 @@ KNOB_PATHS = {
     "lm_head_4bit": "quantization.lm_head_4bit",
     "bnb_storage_dtype": "quantization.bnb_storage_dtype",
     "bnb_double_quant": "quantization.nf4_double_quant",  # the image knob nf4_double_quant is image.*'s
+    "prepare_kbit": "quantization.prepare_kbit",
 }
 # Knobs that apply only to some tasks or model kinds; the rest apply to every workload.
 _TRAINING_ONLY = {
@@ -107,7 +108,7 @@ _TRAINING_ONLY = {
     "expert_parallel",
 }
 # qlora (nf4, the form's default for it): the bitsandbytes stack's memory (bnb_memory.py)
-_QLORA_ONLY = {"bnb_version", "lm_head_4bit", "bnb_storage_dtype", "bnb_double_quant"}
+_QLORA_ONLY = {"bnb_version", "lm_head_4bit", "bnb_storage_dtype", "bnb_double_quant", "prepare_kbit"}
 _ADAPTER_ONLY = {"lora_rank", "lora_implementation", "lora_adapter_dtype", "lora_modules_to_save"}
 # The form's lora_modules_to_save choices and the list each states (spec.LORA_SAVED_MODULE_ALIASES)
 LORA_SAVED_MODULE_CHOICES = {
@@ -169,6 +170,7 @@ _TEXT_KNOBS = {
     "lm_head_4bit",
     "bnb_storage_dtype",
     "bnb_double_quant",
+    "prepare_kbit",
 }
 # Knobs left out of the document at this value (the spec's default), so the starting document stays short
 _UNSTATED_DEFAULTS = {
@@ -193,6 +195,7 @@ _UNSTATED_DEFAULTS = {
     "lm_head_4bit": "false",
     "bnb_storage_dtype": "unstated",
     "bnb_double_quant": "true",
+    "prepare_kbit": "false",
     "eager_layer": "from_preset",  # the spec's own default: the preset's architecture (presets.PRESET_EAGER_LAYERS)
 }
 
@@ -249,6 +252,7 @@ def spec_from_knobs(knobs: Mapping[str, str]) -> dict:
         if knob in (
             "lm_head_4bit",
             "bnb_double_quant",
+            "prepare_kbit",
         ):  # a yes / no choice; an unknown text goes through to be refused
             value = {"true": True, "false": False}.get(text.lower(), text)
         _set_path(spec, path, value)

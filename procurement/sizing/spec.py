@@ -221,8 +221,11 @@ LORA_KEYS = frozenset(
 # quantization: what a QLoRA stack's bitsandbytes NF4 path holds in memory (bnb_memory.py). bnb_version: the
 # bitsandbytes release ("current": 0.43.2 or later), lm_head_4bit: the output layer quantized too (LitGPT / Lightning),
 # bnb_storage_dtype: the dtype the 4-bit weights were quantized from (compute, or fp16: Lightning's plugin,
-# transformers' default load dtype), nf4_double_quant: the block scales quantized again (QLoRA's double quantization).
-QUANTIZATION_KEYS = frozenset({"bnb_version", "lm_head_4bit", "bnb_storage_dtype", "nf4_double_quant"})
+# transformers' default load dtype), nf4_double_quant: the block scales quantized again (QLoRA's double quantization),
+# prepare_kbit: peft's prepare_model_for_kbit_training left the non-quantized parameters fp32 (bytes_model).
+QUANTIZATION_KEYS = frozenset(
+    {"bnb_version", "lm_head_4bit", "bnb_storage_dtype", "nf4_double_quant", "prepare_kbit"}
+)
 BNB_STORAGE_DTYPES = ("compute", "fp16")
 BNB_VERSION_PATTERN = re.compile(r"^\d+\.\d+(\.\d+)?$")
 LORA_SAVED_MODULES_LIMIT = 8  # list entries; two kinds exist, a longer list is a typo
@@ -412,6 +415,9 @@ class QuantizationSpec:
     # a release before 0.43.0 (Params4bit.cuda's .half()), else compute (bnb_memory.stores_fp16)
     bnb_storage_dtype: str | None = None
     nf4_double_quant: bool = True  # False: one fp32 absmax per 64 weights (LitGPT bnb.nf4), 4.5 bits a weight
+    # True: peft's prepare_model_for_kbit_training cast the embeddings, head and norms to fp32 and nothing cast them
+    # back (bytes_model.non_quantized_bytes); False (default): they stay 16-bit, today's count
+    prepare_kbit: bool = False
 
     @property
     def release(self) -> tuple[int, ...] | None:
@@ -1441,6 +1447,7 @@ def _parse_quantization(reader: _Reader, data: dict, strict: bool) -> Quantizati
         lm_head_4bit=reader.boolean(data, "lm_head_4bit", "quantization.lm_head_4bit", False),
         bnb_storage_dtype=storage,
         nf4_double_quant=reader.boolean(data, "nf4_double_quant", "quantization.nf4_double_quant", True),
+        prepare_kbit=reader.boolean(data, "prepare_kbit", "quantization.prepare_kbit", False),
     )
 
 
@@ -1487,6 +1494,40 @@ def _check_quantization(reader: _Reader, spec: WorkloadSpec) -> None:
             f"models: image.nf4_double_quant); this spec has weight_quantization {spec.weight_quantization}: leave "
             "it out",
         )
+    _check_prepare_kbit(reader, spec)
+
+
+def _check_prepare_kbit(reader: _Reader, spec: WorkloadSpec) -> None:
+    """quantization.prepare_kbit states peft's fp32 cast, which runs on bitsandbytes k-bit models only: peft v0.5.0
+    src/peft/utils/other.py 92-101 skips it when quantization_method is "gptq" (int4 here), and a 16-bit model is
+    not k-bit. Lightning's 4-bit head (lm_head_4bit) is not a peft stack."""
+    if not spec.quantization.prepare_kbit:
+        return
+    path = "quantization.prepare_kbit"
+    if spec.task != "qlora" or spec.model.is_image:
+        reader.error(
+            path,
+            "counts peft's fp32 cast of a bitsandbytes k-bit language model (task qlora, weight_quantization nf4 "
+            f"or int8); this spec is {spec.task}: leave it out",
+        )
+    elif spec.weight_quantization == "int4":
+        reader.error(
+            path,
+            "peft's prepare_model_for_kbit_training skips the fp32 cast on a GPTQ (int4) model "
+            "(peft v0.5.0 src/peft/utils/other.py 92-101): leave it out",
+        )
+    elif spec.weight_quantization not in ("nf4", "int8"):
+        reader.error(
+            path,
+            f"needs a bitsandbytes k-bit model (weight_quantization nf4 or int8), got "
+            f"{spec.weight_quantization}: leave it out",
+        )
+    elif spec.quantization.lm_head_4bit:
+        reader.error(
+            path, "quantization.lm_head_4bit is Lightning's plugin, not a peft stack: state one of the two"
+        )
+    elif spec.model.is_moe or spec.model.is_mla:
+        reader.error(path, "not counted for mixture-of-experts or latent-attention models: leave it out")
 
 
 def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec:

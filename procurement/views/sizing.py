@@ -96,6 +96,7 @@ KNOB_DEFAULTS = {
     "lm_head_4bit": "false",
     "bnb_storage_dtype": "unstated",
     "bnb_double_quant": "true",
+    "prepare_kbit": "false",
     "attn_implementation": "unstated",
     "generate_harness": "transformers",
     "rotary_backend": "unstated",
@@ -281,6 +282,13 @@ KNOB_LABELS = {
         "(Lightning's plugin; transformers without a torch_dtype): fp16 under bf16 keeps an fp16 + bf16 unpacked "
         "copy at the backward's start. Memory only",
     ),
+    "prepare_kbit": (
+        "Embeddings and head kept fp32",
+        "qlora with nf4 or int8 (bitsandbytes): true where peft's prepare_model_for_kbit_training cast the "
+        "embeddings, head and norms to fp32 and nothing cast them back (plain transformers Trainer); false where "
+        "they stay 16-bit (the default; TRL's SFTTrainer and artidoro/qlora under bf16 cast them back). Not for "
+        "GPTQ int4, which peft leaves 16-bit. Memory only",
+    ),
     "bnb_double_quant": (
         "NF4 double quantization",
         "qlora: true (4.127 bits a weight, bnb.nf4-dq) / false (a float32 scale per 64 weights, 4.5 bits: LitGPT "
@@ -324,6 +332,7 @@ _TEXT_KNOBS = (
     "lm_head_4bit",
     "bnb_storage_dtype",
     "bnb_double_quant",
+    "prepare_kbit",
 )
 
 
@@ -355,6 +364,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "lm_head_4bit": ("false", "true"),
         "bnb_storage_dtype": ("unstated", "compute", "fp16"),
         "bnb_double_quant": ("true", "false"),
+        "prepare_kbit": ("false", "true"),
     }
     return [
         {

@@ -72,8 +72,10 @@ def test_driver_capacity_is_used_where_a_provider_reports_it():
     assert gpu_by_slug("rtx-3060").capacity_gib == 12.0
     assert gpu_by_slug("rtx-4060-ti-16gb").capacity_gib == pytest.approx(16380 / 1024)
     assert gpu_by_slug("rtx-4070-ti-super").capacity_gib == pytest.approx(16376 / 1024)
-    # RTX 4080: no driver figure bundled, the datasheet's 16 GB (10^9 bytes) is the conservative fallback
-    assert gpu_by_slug("rtx-4080").capacity_gib == pytest.approx(16e9 / 2**30)
+    # RTX 4080: a captured `nvidia-smi --query-gpu=name,memory.total` line "NVIDIA GeForce RTX 4080, 16376 MiB"
+    # (aud51w [4080SMI]). Restated (kbit): before 14.90 GiB (the datasheet's 16 GB as 10^9 B, the decimal fallback
+    # while memory_capacity_mib was empty) -> after 16,376 / 1,024 = 15.99 GiB
+    assert gpu_by_slug("rtx-4080").capacity_gib == pytest.approx(16376 / 1024)
 
 
 def _qlora_8b(micro_batch_size, seq_len):
@@ -91,14 +93,14 @@ def _qlora_8b(micro_batch_size, seq_len):
 
 def test_qlora_8b_sizes_on_the_rtx_4080_and_rtx_3060():
     """Before: gpu_by_slug('rtx-4080') / ('rtx-3060') raised KeyError (no catalog row). After: one card each fits
-    micro batch 1 at 2,048 tokens; utilisation is the report's own total over the card's capacity (14.90 GiB on
-    the 4080's decimal 16 GB, 12.0 GiB on the 3060's 12,288 MiB)."""
+    micro batch 1 at 2,048 tokens; utilisation is the report's own total over the card's capacity (15.99 GiB on
+    the 4080's 16,376 MiB driver total, restated by kbit from the decimal 14.90; 12.0 GiB on the 3060's 12,288 MiB)."""
     report = size_workload(_qlora_8b(1, 2048), [gpu_by_slug("rtx-4080"), gpu_by_slug("rtx-3060")], [1])
     total = report["memory"]["total_per_gpu_gib"]
     by_gpu = {c["gpu"]: c for c in report["candidates"]}
     assert set(by_gpu) == {"rtx-4080", "rtx-3060"}
     assert by_gpu["rtx-4080"]["verdict"] == "fits" and by_gpu["rtx-3060"]["verdict"] == "fits"
-    assert by_gpu["rtx-4080"]["memory_utilization"] == pytest.approx(total / (16e9 / 2**30), rel=1e-3)
+    assert by_gpu["rtx-4080"]["memory_utilization"] == pytest.approx(total / (16376 / 1024), rel=1e-3)
     assert by_gpu["rtx-3060"]["memory_utilization"] == pytest.approx(total / 12.0, rel=1e-3)
     assert all(c["throughput"]["training_tokens_per_second"] > 0 for c in by_gpu.values())
 
@@ -108,7 +110,8 @@ def test_a_larger_qlora_8b_step_overflows_the_12_gb_card_only():
     still holds it: the memory gate reads each card's own capacity."""
     report = size_workload(_qlora_8b(2, 4096), [gpu_by_slug("rtx-4080"), gpu_by_slug("rtx-3060")], [1])
     total = report["memory"]["total_per_gpu_gib"]
-    assert 12.0 - CUDA_CONTEXT_GIB < total < 16e9 / 2**30 - CUDA_CONTEXT_GIB
+    # 4080 bound restated (kbit): 16e9 / 2**30 (14.90 GiB) -> the driver's 16,376 MiB (15.99 GiB)
+    assert 12.0 - CUDA_CONTEXT_GIB < total < 16376 / 1024 - CUDA_CONTEXT_GIB
     by_gpu = {c["gpu"]: c for c in report["candidates"]}
     assert by_gpu["rtx-3060"]["blocked_by"] == "memory"
     assert by_gpu["rtx-4080"]["blocked_by"] is None
