@@ -208,6 +208,20 @@ QUANT_KERNEL_STEP_RATIO = {"unstated": 1.0, "exllama": 33.711 / 36.958}
 # harness's rate a counted kernel (which carries each module's Python). Counted, not fitted. Checked on rows not used
 # to set anything: the Qwen2 speed page's Int8 rows (0.5B / 1.5B / 7B) and the Qwen-1 README's (1.8B / 7B / 14B).
 CUDA_OLD_BARE_OPS = 4.0
+# int8gpu (aud51g FIX LIST 1): the same 4 ops' GPU side. Each is a small elementwise kernel that moves its bytes
+# once (qlinear_cuda_old.py @179776bd, 8-bit branch): torch.zeros(rows, out, fp32) writes 4 bytes an output,
+# x.float() reads 2 and writes 4 bytes an input, self.scales.float() reads 2 and writes 4 bytes a scale (the scales
+# are (in / group_size) x out fp16, cast on every call), out.half() reads 4 and writes 2 bytes an output. Priced
+# at the decode read rate, added to the GPU step (quant_kernel_gpu_seconds). The engine has no
+# per-kernel GPU floor (no such constant in procurement/sizing), so a kernel's launch-to-launch minimum is not
+# added: the 4 x linears kernels cost their bytes only, a lower bound. The scales' cast dominates: 6 bytes a
+# scale, one scale per CUDA_OLD_GROUP_SIZE quantized weights; the rows' terms are kilobytes a token.
+# AutoGPTQ's BaseQuantizeConfig group_size default (auto_gptq/modeling/_base.py, 0.4-0.7: group_size: int = 128);
+# int8 specs have no group-size field (inference.quant_group_size is for int4 formats), so the default is used.
+CUDA_OLD_GROUP_SIZE = 128.0
+CUDA_OLD_SCALE_CAST_BYTES = 2.0 + 4.0  # fp16 read, fp32 write
+CUDA_OLD_INPUT_CAST_BYTES = 2.0 + 4.0  # x.float(): fp16 read, fp32 write
+CUDA_OLD_OUTPUT_BYTES = 4.0 + 4.0 + 2.0  # torch.zeros' fp32 write; out.half(): fp32 read, fp16 write
 # exllama's GEMV on the GPU: seconds a quantized linear weight a row of the step (the module docstring). Fitted
 # (fix44q) on the same table's two GPU-bound GEMV rows, Llama-2-13B (12.688e9 quantized block weights) on one
 # A100-SXM4-80GB, prompt 512 + 512 generated: batch 2 exllama 37.25 ms, batch 4 54.14 ms (each above 0.912 x its
@@ -435,6 +449,36 @@ def quant_kernel_bare_op_seconds(spec) -> float:
     return linears * CUDA_OLD_BARE_OPS * OPTIMIZER_OP_HOST_SECONDS.value
 
 
+def quant_kernel_gpu_bytes(spec) -> float:
+    """Bytes a decode step's cuda_old bare ops move on the GPU (CUDA_OLD_BARE_OPS a quantized linear: the fp32
+    output's zeros, the input's and the scales' casts to fp32, the output's cast back), whole model, all streams;
+    0 for every other kernel. Qwen2.5-7B at batch 1: 6.53e9 quantized weights / 128 x 6 bytes = 306 MB of scale
+    casts, 20.7 MB of activations (326.6 MB, 0.229 ms at 0.70 x the A100-80GB's 2,039 GB/s)."""
+    if getattr(spec.inference, "quant_kernel", "unstated") != "cuda_old" or not applies(spec):
+        return 0.0
+    model = spec.model
+    h, inter = float(model.hidden_size), float(model.intermediate_size or 0)
+    q_out = float(model.num_attention_heads * model.head_dim)
+    kv_out = float((model.num_key_value_heads or model.num_attention_heads) * model.head_dim)
+    # the layer's linears: q / k / v read h, o reads q_out; gate (gated MLPs) and up read h, down reads inter
+    mlp_inputs = (2.0 if model.gated_mlp else 1.0) * h + inter
+    mlp_outputs = (2.0 if model.gated_mlp else 1.0) * inter + h
+    inputs = 3.0 * h + q_out + mlp_inputs
+    outputs = q_out + 2.0 * kv_out + h + mlp_outputs
+    rows = float(spec.inference.concurrency)
+    activations = (
+        rows * (CUDA_OLD_INPUT_CAST_BYTES * inputs + CUDA_OLD_OUTPUT_BYTES * outputs) * model.num_layers
+    )
+    scales = counts.block_matmul_params(model) / CUDA_OLD_GROUP_SIZE * CUDA_OLD_SCALE_CAST_BYTES
+    return activations + scales
+
+
+def quant_kernel_gpu_seconds(spec, read_rate):
+    """GPU seconds a decode step of the cuda_old bare ops (quant_kernel_gpu_bytes at ``read_rate``, bytes a
+    second, per row); 0 for every other kernel."""
+    return quant_kernel_gpu_bytes(spec) / read_rate
+
+
 def engine_step_host_seconds(spec) -> float:
     """Host time a step of the stated engine's loop adds to the GPU's work (a sum, not a max: the loop waits for
     the sampled tokens before it schedules and builds the next step): vllm_v0_step_host_s for vLLM's V0 engine
@@ -613,7 +657,11 @@ def _quant_kernel_text(spec) -> str:
             ". The cuda_old 8-bit kernel (inference.quant_kernel: AutoGPTQ's qlinear_cuda_old / qlinear_cuda) adds "
             f"{CUDA_OLD_BARE_OPS:.0f} bare ops a quantized linear (the fp32 output's zeros, the input's and the scales' "
             f"casts to fp32, the output's cast back): {quant_kernel_bare_op_seconds(spec) * 1e3:.2f} ms a token at "
-            f"{OPTIMIZER_OP_HOST_SECONDS.value * 1e6:.0f} us an op, included in the host time above"
+            f"{OPTIMIZER_OP_HOST_SECONDS.value * 1e6:.0f} us an op, included in the host time above; on the GPU "
+            f"the same ops move {quant_kernel_gpu_bytes(spec) / 1e6:.0f} MB a step (mostly the scales' cast to fp32, "
+            f"6 bytes a scale, one scale per {CUDA_OLD_GROUP_SIZE:.0f} weights, AutoGPTQ's default group), in the "
+            "GPU's work at the read rate (no per-kernel GPU floor); the 8-bit kernel itself (vecquant8matmul_old) "
+            "is read at the int8 rate, not measured for this kernel"
         )
     ratio = QUANT_KERNEL_STEP_RATIO[kernel]
     stack = (

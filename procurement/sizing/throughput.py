@@ -1423,7 +1423,9 @@ def inference_throughput(
     decode_comm_s = serving_allreduce_seconds(
         spec, tp, batch, link, generation=generation, nvlink=tensor_parallel_nvlink
     ) + pipeline_send_seconds(spec, pp, batch, pipeline_link_gbps, tensor_parallel_nvlink)
-    step_s = gemm_s + attention_s + decode_comm_s
+    # cuda_old's bare ops (fp32 output, input and scale casts, the cast back) run on the GPU too: their bytes
+    # at the read rate (serving_host.quant_kernel_gpu_seconds); 0 for every other kernel
+    step_s = gemm_s + attention_s + decode_comm_s + serving_host.quant_kernel_gpu_seconds(spec, read_rate)
     # an eager transformers loop (inference.engine hf_eager) issues every kernel from the host every token: the
     # step takes the longer of its GPU work and that host time (serving_host.py); 0 for compiled engines
     step_s = np.maximum(step_s, serving_host.host_seconds_per_token(spec))
