@@ -208,7 +208,11 @@ def test_bloom_ranked_keeps_the_plan_and_first_row_costs_by_hand(bundled_catalog
 
 @pytest.mark.django_db
 def test_bloom_a100_hours_match_the_published_pace(bundled_catalog):
-    rows = ranked(BLOOM, gpus=[A100], top=3)
+    # stop 51 (a2net): GCP's A2 8-GPU types now carry their 100 Gb/s gVNIC fabric, so a2-ultragpu-8g 48 x 8 ranks
+    # first among the A100 80GB rows (cheaper) at 3,008.6 h, on a quarter of the run's 4 x 100 Gb/s Omni-Path. Like
+    # for like is the 400 Gb/s row, p4de (the comment above): it now reads 2,899.31 h (+14.2%; 2,913.41 h, +14.8%,
+    # before this stop's engine changes). The test reads that row instead of the cheapest.
+    rows = [row for row in ranked(BLOOM, gpus=[A100], top=10) if row["instance_type"] == "p4de.24xlarge"]
     assert rows, "no A100 80GB offer at 48 instances"
     assert rows[0]["hours"] == pytest.approx(366e9 / (BLOOM_TOKENS_PER_GPU * 384) / 3600, rel=0.15), describe(
         rows
