@@ -1973,43 +1973,7 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         reader.error(
             "weight_quantization", f"{spec.task} trains every weight: quantized weights need lora/qlora"
         )
-    if spec.inference.quant_kernel == "exllama" and (
-        spec.task != "inference" or spec.weight_quantization != "int4" or spec.inference.engine != "hf_eager"
-    ):
-        reader.error(
-            "inference.quant_kernel",
-            "exllama runs 4-bit GPTQ weights in an eager transformers loop: it needs task inference, "
-            f"weight_quantization int4 and inference.engine hf_eager (got {spec.task}, "
-            f"{spec.weight_quantization}, {spec.inference.engine})",
-        )
-    if spec.inference.quant_kernel == "marlin" and (
-        spec.task != "inference" or spec.weight_quantization != "int4" or spec.inference.engine == "hf_eager"
-    ):
-        reader.error(
-            "inference.quant_kernel",
-            "marlin is vLLM's 4-bit GEMM (gptq_marlin / awq_marlin): it needs task inference, weight_quantization "
-            f"int4 and inference.engine compiled or vllm_v0 (got {spec.task}, {spec.weight_quantization}, "
-            f"{spec.inference.engine})",
-        )
-    if spec.inference.quant_kernel == "fused_gemv" and (
-        spec.task != "inference" or spec.weight_quantization != "int4" or spec.inference.engine != "compiled"
-    ):
-        reader.error(
-            "inference.quant_kernel",
-            "fused_gemv is a runtime's own fused 4-bit GEMV (calm gf4, MLC LLM q4f16, exllamav2, TinyChat / llm-awq; "
-            "not TensorRT-LLM or llama.cpp) in its own decode "
-            "loop: it needs task inference, weight_quantization int4 and inference.engine compiled (got "
-            f"{spec.task}, {spec.weight_quantization}, {spec.inference.engine})",
-        )
-    if spec.inference.quant_kernel == "cuda_old" and (
-        spec.task != "inference" or spec.weight_quantization != "int8" or spec.inference.engine != "hf_eager"
-    ):
-        reader.error(
-            "inference.quant_kernel",
-            "cuda_old is AutoGPTQ's 8-bit GPTQ linear (qlinear_cuda_old / qlinear_cuda) in an eager transformers "
-            "loop: it needs task inference, weight_quantization int8 and inference.engine hf_eager (got "
-            f"{spec.task}, {spec.weight_quantization}, {spec.inference.engine})",
-        )
+    _check_quant_kernel(reader, spec)
     _check_quant_format(reader, spec)
     if spec.inference.quant_format == "mxfp4" and model_known and not model.is_moe:
         reader.error(
@@ -2131,6 +2095,47 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
     _check_reshard_after_forward(reader, spec)
     _check_deepspeed_buckets(reader, spec)
     _check_gradient_sync(reader, spec)
+
+
+# inference.quant_kernel: what each kernel library needs (the weights it runs, the serving loops it runs in) and how
+# an error names it; unstated needs nothing.
+QUANT_KERNEL_NEEDS = {
+    "exllama": ("int4", ("hf_eager",), "exllama runs 4-bit GPTQ weights in an eager transformers loop"),
+    "marlin": (
+        "int4",
+        ("compiled", "vllm_v0"),
+        "marlin is vLLM's 4-bit GEMM (gptq_marlin / awq_marlin)",
+    ),
+    "fused_gemv": (
+        "int4",
+        ("compiled",),
+        "fused_gemv is a runtime's own fused 4-bit GEMV (calm gf4, MLC LLM q4f16, exllamav2, TinyChat / llm-awq; "
+        "not TensorRT-LLM or llama.cpp) in its own decode loop",
+    ),
+    "cuda_old": (
+        "int8",
+        ("hf_eager",),
+        "cuda_old is AutoGPTQ's 8-bit GPTQ linear (qlinear_cuda_old / qlinear_cuda) in an eager transformers loop",
+    ),
+}
+
+
+def _check_quant_kernel(reader: _Reader, spec: WorkloadSpec) -> None:
+    """A stated quantized-linear library runs only on its weights, for inference, in its serving loops."""
+    needs = QUANT_KERNEL_NEEDS.get(spec.inference.quant_kernel)
+    if needs is None:
+        return
+    weights, engines, what = needs
+    if (
+        spec.task != "inference"
+        or spec.weight_quantization != weights
+        or spec.inference.engine not in engines
+    ):
+        reader.error(
+            "inference.quant_kernel",
+            f"{what}: it needs task inference, weight_quantization {weights} and inference.engine "
+            f"{' or '.join(engines)} (got {spec.task}, {spec.weight_quantization}, {spec.inference.engine})",
+        )
 
 
 def _check_gradient_sync(reader: _Reader, spec: WorkloadSpec) -> None:
