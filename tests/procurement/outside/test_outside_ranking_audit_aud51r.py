@@ -218,7 +218,9 @@ R_V22331 = (
     "run's MXFP4 experts ran another kernel on Ampere (not timed in any table read), and vllm#39902's gpt-oss H100 "
     "batch-1 time (89.02 us, dtype not read) sits at its bf16 bytes, so the floor depends on the expert shape: no "
     "engine constant. ~80% unsized: the Triton attention with sinks, router / top-k / align kernels, per-layer "
-    "launches outside the CUDA graph."
+    "launches outside the CUDA graph. moeshape (test_outside_moe_shape_moeshape.py): no rule of the Triton kernel's "
+    "shape (grid blocks against SMs, K-loop waves) reproduces the fused_moe tables within 20% (worst 34-72%), and "
+    "the run's MXFP4 experts on Ampere ran another kernel (aud51r: Marlin), not that one: no engine term here."
 )
 
 

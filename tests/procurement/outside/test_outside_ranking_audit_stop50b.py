@@ -180,7 +180,9 @@ R_DSR1_H200 = (
     "moefloor (test_outside_moe_floor_moefloor.py): an H200 fused_moe table (sglang#11730, Qwen3-235B TP 8 fp8, "
     "batch 4 49.67 us, 27.20 over its bytes) x 58 MoE layers = 1.58 ms, within 7% of moedec2's borrowed B200 1.69 "
     "ms: that 9% share holds on the run's card; the sized share stays 40%. The two TP all-reduces a layer are "
-    "already charged (20 us a call)."
+    "already charged (20 us a call). moeshape (test_outside_moe_shape_moeshape.py): no shape rule for the Triton "
+    "fused_moe (grid blocks against SMs, K-loop waves) lands the kernel tables within 20%; a per-call constant "
+    "fitted on four of them reads the block-FP8 DeepSeek-R1 table (sglang#11816) 29-30% low: no engine term."
 )
 R_DSR1_MI300X = (
     "UNEXPLAINED (aud50b): [DSR1] the accelerator comparison. DeepSeek-R1 FP8, 8 x MI300X, vLLM 0.7.3.dev (ROCm, "
