@@ -23,7 +23,7 @@ none; the model names llama-3.3-70b / llama-2-7b are used elsewhere, Llama-3.2-1
           finetuning, full attention". Stated: ZeRO-3 with offload optimizer_and_params, full checkpointing, CP 8 for
           ring attention (the spec's context_parallel). A100 80GB assumed (the README says "A100").
   The LoRA single-card case has NO published figure (none found in the time: tests/ already hold LitGPT, Unsloth,
-  torchtune, PEFT and Raschka's rows): its rows are judged on checks (1) and (3) only; a gap, not a pass.
+  torchtune and PEFT method_comparison rows; Raschka's Lightning LoRA-insights rows were not re-found in the time): its rows are judged on checks (1) and (3) only; a gap, not a pass.
 Bars: LLM memory 10%, LLM speed 15%. A miss is a strict xfail "UNEXPLAINED (aud51x): ...".
 """
 
