@@ -1,0 +1,274 @@
+"""aud51x (stop 51): outside audit of the RANKING, issue 26's done-criterion afresh, as a GPU engineer choosing
+hardware for a team. Mechanics as aud51r's module: each spec stated with docs/workload-spec.md's fields only, ranked
+through the service `manage.py recommend` runs (x26b `ranked`), the top five judged with the stop-48 `row_problems`
+(row 1 fits with its margin shown, no rack-scale part first, no consumer card split for serving, the stated GPU
+count kept in training, no host-RAM reason on row 1, every row's compute = its price x hours x instances to the cent
+and its total = compute + setup + storage + reruns). Speeds are read off the rows filtered to the publisher's card.
+Sources no test used (tests/ grepped for "nim/benchmarking", "406.77", "EasyContext", "10240 tokens", "370k":
+none; the model names llama-3.3-70b / llama-2-7b are used elsewhere, Llama-3.2-1B is not):
+
+  [NIM33] docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance (read 2026-12-07), "Llama-3.3-70b-instruct Results",
+          "Version: 1.8.0", "2 x H100 80G", "fp8 TP2", "5000 Input Tokens / 500 Output Tokens": "| 1 | 406.77 |
+          18.58 | 51.67 |", "| 25 | 688.69 | 38.75 | 623.4 |" (concurrency, TTFT ms, ITL ms, throughput tokens/s).
+          Production serving; the latency targets (TTFT 1 s, TPOT 50 ms) are ours, a team's SLO, not NVIDIA's.
+  [L32]   Meta's Llama 3.2 model card (huggingface.co/meta-llama/Llama-3.2-1B README, "Hardware and Software"):
+          "Training utilized a cumulative of 916k GPU hours of computation on H100-80GB (TDP of 700W)", "| Llama 3.2
+          1B | 370k | - | 700 | 107 | 0 |" (training GPU hours), "Up to 9T tokens"; the card also says logits of
+          Llama 3.1 8B and 70B were token-level targets (distillation) and that 1B was pruned from 8B. Shape from the
+          HF config.json (16 layers, hidden 2,048, 32 / 8 heads of 64, MLP 8,192, vocabulary 128,256, tied). The GPU
+          count (512) and the 45-day deadline are ours: the card states neither; seq 8,192 and micro-batch 4 assumed.
+  [EC]    jzhang38/EasyContext @1729d4f3 README.md "Speed": "The throughput is measured on 8 A100s with Llama-7B for
+          the first 5 training steps", "| 64K, data parallel | 10240 tokens/s |", "|128K, ring attention | 4266
+          tokens/s |"; techniques: "Deepspeed zero3 offload", "Flash attention", "Activation checkpointing", "full
+          finetuning, full attention". Stated: ZeRO-3 with offload optimizer_and_params, full checkpointing, CP 8 for
+          ring attention (the spec's context_parallel). A100 80GB assumed (the README says "A100").
+  The LoRA single-card case has NO published figure (none found in the time: tests/ already hold LitGPT, Unsloth,
+  torchtune and PEFT method_comparison rows; Raschka's Lightning LoRA-insights rows were not re-found in the time): its rows are judged on checks (1) and (3) only; a gap, not a pass.
+Bars: LLM memory 10%, LLM speed 15%. A miss is a strict xfail "UNEXPLAINED (aud51x): ...".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.procurement.outside.test_outside_ranking_audit_stop48 import LLM_SPEED, err, row_problems
+from tests.procurement.outside.test_outside_recommendations_x26b import ranked
+
+A100, H100 = "a100-sxm4-80gb", "h100-sxm5-80gb"
+
+
+# --- specs, as the publishers ran them ---------------------------------------------------------------------------
+def nim33(concurrency: int) -> dict:
+    return {
+        "task": "inference",
+        "model": {"preset": "llama-3.3-70b"},
+        "precision": "fp8",
+        "parallelism": {"gpus": 2, "tensor_parallel": 2},
+        "inference": {
+            "concurrency": concurrency,
+            "context_len": 5000 + 500,
+            "output_tokens": 500,
+            "ttft_ms": 1000,
+            "tpot_ms": 50,
+        },
+    }
+
+
+PUB_NIM33 = {1: (406.77, 18.58), 25: (688.69, 38.75)}  # TTFT ms, ITL ms
+LLAMA32_1B = {
+    "name": "Llama-3.2-1B",
+    "num_layers": 16,
+    "hidden_size": 2048,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 64,
+    "intermediate_size": 8192,
+    "vocab_size": 128256,
+    "tie_word_embeddings": True,
+}
+L32 = {
+    "task": "pretrain",
+    "model": LLAMA32_1B,
+    "precision": "bf16",
+    "seq_len": 8192,
+    "micro_batch_size": 4,
+    "training_tokens": 9e12,
+    "parallelism": {"gpus": 512},
+}
+L32_DEADLINE_H = 45 * 24
+PUB_L32_GPU_HOURS = 370_000
+EC64 = {
+    "task": "full_finetune",
+    "model": {"preset": "llama-2-7b"},
+    "precision": "bf16",
+    "seq_len": 65536,
+    "micro_batch_size": 1,
+    "gradient_checkpointing": "full",
+    "training_tokens": 1e9,  # any count: speed is read as tokens / hours
+    "parallelism": {"gpus": 8, "zero_stage": 3, "offload": "optimizer_and_params"},
+}
+EC128_RING = EC64 | {"seq_len": 131072, "parallelism": EC64["parallelism"] | {"context_parallel": 8}}
+EC_SPOT_DEADLINE_H = 120  # ours: the 128K job must finish inside five days, on spot
+LORA_1CARD = {
+    "task": "lora",
+    "model": {"preset": "llama-3.1-8b"},
+    "precision": "bf16",
+    "seq_len": 2048,
+    "micro_batch_size": 4,
+    "gradient_checkpointing": "full",
+    "training_tokens": 52_000 * 3 * 512,
+    "lora": {"rank": 16, "targets": ["q_proj", "k_proj", "v_proj", "o_proj"]},
+}
+
+
+def top5(spec: dict, **options) -> list[dict]:
+    rows = ranked(spec, 5, **options)
+    assert len(rows) == 5
+    return rows
+
+
+def tokens_per_second(spec: dict, row: dict) -> float:
+    return spec["training_tokens"] / (row["hours"] * 3600)
+
+
+# --- [NIM33] Llama 3.3 70B fp8 TP 2 on 2 x H100, 5,000 in / 500 out ----------------------------------------------
+@pytest.mark.django_db
+def test_nim33_concurrency1_ttft_and_itl(bundled_catalog):
+    """[NIM33] concurrency 1: TTFT 406.77 ms, ITL 18.58 ms. Ours (row on H100 SXM, TP 2): 439.3 ms (+8.0%) and
+    18.39 ms (-1.0%)."""
+    s = ranked(nim33(1), 1, gpus=[H100])[0]["serving"]
+    assert abs(err(s["time_to_first_token_ms"], PUB_NIM33[1][0])) < LLM_SPEED
+    assert abs(err(PUB_NIM33[1][1] / s["time_per_output_token_ms"], 1.0)) < LLM_SPEED
+
+
+R_NIM25 = (
+    "UNEXPLAINED (aud51x): [NIM33] concurrency 25, 5,000 in / 500 out, fp8 TP 2 on 2 x H100 (NIM 1.8.0): published "
+    "TTFT 688.69 ms and ITL 38.75 ms; ours 439.3 ms (-36.2%) and 27.37 ms (per-stream speed +41.6%). Ours prices the "
+    "decode step as 25 streams decoding with no prefill in it, and the first token as one prompt's prefill alone "
+    "(439.3 ms at 1 and at 25 streams: it does not move with concurrency). Candidate mechanism, sized by hand (not "
+    "located in NIM's source, which is not public): 25 closed-loop clients with 500-token replies start a new "
+    "5,000-token prompt every 500 / 25 = 20 decode steps on average, 250 prompt tokens a step; at the engine's own "
+    "prefill rate (439.3 ms / 5,000 = 0.0879 ms a token) that is +22.0 ms a step, 1.9x the 11.38 ms ITL gap: the "
+    "right order, too much (a prefill chunk batched with decode runs faster than a lone prefill), so not pinned. "
+    "The TTFT gap (+249 ms published) is the wait behind running steps, not sized. Both rows meet the stated SLO "
+    "(TPOT 50 ms, TTFT 1 s) either way; a tighter TPOT target (say 30 ms) would be met by ours and missed by the run."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=R_NIM25)
+def test_nim33_concurrency25_ttft_and_itl(bundled_catalog):
+    """[NIM33] concurrency 25: TTFT 688.69 ms, ITL 38.75 ms; ours 439.3 ms and 27.37 ms."""
+    s = ranked(nim33(25), 1, gpus=[H100])[0]["serving"]
+    assert abs(err(s["time_to_first_token_ms"], PUB_NIM33[25][0])) < LLM_SPEED
+    assert abs(err(PUB_NIM33[25][1] / s["time_per_output_token_ms"], 1.0)) < LLM_SPEED
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("concurrency", [1, 25])
+def test_nim33_ranking_rows(bundled_catalog, concurrency):
+    """A month of one replica, no card named: row 1 vast 2 x H100 SXM $2,769.15 (36.56 / 58.09 GiB a card, 43.09 /
+    21.56 margin), then cudo 2 x H100 SXM, runpod 2 x H100 PCIe, 2 x MI300X, 2 x H100 NVL. Every row TP 2 (stated),
+    fp8, datacenter cards, meets both targets; each rebuilds to the cent."""
+    spec = nim33(concurrency)
+    rows = top5(spec)
+    assert row_problems(rows, spec) == []
+    assert all(r["gpus"] == 2 for r in rows)
+    for r in rows:
+        assert (
+            r["serving"]["time_to_first_token_ms"] <= 1000 and r["serving"]["time_per_output_token_ms"] <= 50
+        )
+
+
+@pytest.mark.django_db
+def test_nim33_cheaper_second_row_says_why_it_is_second(bundled_catalog):
+    """Row 2 (cudo 2 x H100 SXM, $2,751.34) is $17.81 cheaper than row 1 (vast, $2,769.15): by design
+    (configurations.ranked_order: a doubted row goes below the first undoubted one), and the row says why: its
+    16 GiB host is below the 16.3 GiB serving rule and its GPU link is assumed (PCIe 5.0), each "ranked below"."""
+    second = top5(nim33(1))[1]
+    assert sum("ranked below the first row" in reason for reason in second["reasons"]) == 2
+
+
+R_HOST = (
+    "UNEXPLAINED (aud51x): [NIM33] row 1 (vast 2x-H100_SXM-32-65536, production 70B serving) says 'host RAM and "
+    "vCPUs unknown for this offer: not checked' and is ranked first, ahead of cudo's row whose host IS known and "
+    "is demoted for being 0.3 GiB under a rule of thumb (16 against 16.3 GiB, itself 'assumed: carried from a "
+    "diffusers + accelerate training measurement'). Located in the product, deliberately: "
+    "pricing/providers/skypilot_csv.py PROVIDERS_WITH_PLACEHOLDER_HOST reads Vast's 32 vCPUs / 64 GiB as unknown "
+    "(placeholders), and configurations.ranked_order counts host_doubt only for a known host below its rule. An "
+    "unknown host is thereby treated as a host that meets the rule: check (1)'s 'host sized' fails on row 1 of "
+    "both NIM workloads (and on aud51r's LLMFIT row 1 alike, lium / vast rows)."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=R_HOST)
+def test_nim33_row1_host_is_sized(bundled_catalog):
+    first = top5(nim33(1))[0]
+    assert not any("unknown for this offer" in w for w in first["warnings"])
+
+
+# --- [L32] Llama 3.2 1B pretraining, 9T tokens, 512 GPUs, 45-day deadline ----------------------------------------
+@pytest.mark.django_db
+def test_l32_ranking_rows_keep_512_gpus_and_meet_the_deadline(bundled_catalog):
+    """Deadline 1,080 h at P90 wall-clock: row 1 nebius 64 x 8 B200 51.59 h $179,764.82 (plain data parallel,
+    83.62 GiB a card, 95.44 margin; no zero_stage stated, so plans are explored), then the same offer under
+    ZeRO-3/FSDP (64.84 GiB, identical hours and cost: the FSDP traffic hides under compute),
+    nebius 64 x 8 H100 117.31 h, 64 x 8 H200. 512 GPUs kept; wall-clock P90 under the deadline; rows rebuild."""
+    rows = top5(L32, deadline_hours=L32_DEADLINE_H)
+    assert row_problems(rows, L32) == []
+    assert all(r["gpus"] == 512 for r in rows)
+    assert all(r["wall_clock"]["hours_at_probability"] <= L32_DEADLINE_H for r in rows)
+
+
+R_L32 = (
+    "UNEXPLAINED (aud51x): [L32] Llama 3.2 1B, 9T tokens on H100-80GB: the card's 370k training GPU hours against "
+    "ours 512 x 117.31 h = 60,063 ({e:+.1%}). The card's figure implies ~5% MFU for a 1.24B model (6 x 1.24e9 x "
+    "9e12 = 6.7e22 FLOPs over 370k x 989e12 x 3,600 = 1.32e24), so it is not the student's own compute: the card "
+    "says Llama 3.1 8B and 70B logits were token-level targets (a teacher forward a token, 2 x 70.6e9 = 1.4e11 "
+    "FLOPs if the 70B ran online, 19x the student's 6 x 1.24e9) and the 1B was pruned from 8B; its separate 'Logit "
+    "Generation' column reads '-' for 1B. Not located in a run config (Meta publishes none), not sized: the spec "
+    "has no distillation-teacher field (a missing field is a finding)."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=R_L32.format(e=60063 / 370000 - 1))
+def test_l32_h100_gpu_hours(bundled_catalog):
+    row = ranked(L32, 1, gpus=[H100])[0]
+    assert abs(err(row["hours"] * row["gpus"], PUB_L32_GPU_HOURS)) < LLM_SPEED
+
+
+# --- [EC] Llama-2-7B full fine-tune at 64K / 128K on 8 A100 ------------------------------------------------------
+R_EC64 = (
+    "UNEXPLAINED (aud51x): [EC] 64K data parallel on 8 A100 (ZeRO-3 offload, full checkpointing, flash attention): "
+    "published 10,240 tokens/s, ours {ours:,.0f} ({e:+.1%}). The same module's 128K ring-attention row lands "
+    "(-2.0%), so the 64K row is slower than the published ratio: published 64K / 128K = 2.40x, ours 1.57x. Not "
+    "sized: the README's figure is 'the first 5 training steps' (variance stated by the author), and PyTorch "
+    "nightly 2.4 (not 2.2) was needed to fit 700K; the offload traffic (ZeRO-3 params + optimizer over PCIe each "
+    "step) is a candidate not checked against the engine's figure."
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=R_EC64.format(ours=6543, e=6543 / 10240 - 1))
+def test_ec_64k_data_parallel_a100(bundled_catalog):
+    ours = tokens_per_second(EC64, ranked(EC64, 1, gpus=[A100])[0])
+    assert abs(err(ours, 10240)) < LLM_SPEED, f"ours {ours:,.0f}"
+
+
+@pytest.mark.django_db
+def test_ec_128k_ring_attention_a100(bundled_catalog):
+    """[EC] 128K ring attention (CP 8): published 4,266 tokens/s; ours 1e9 / 66.474 h = 4,179 (-2.0%)."""
+    ours = tokens_per_second(EC128_RING, ranked(EC128_RING, 1, gpus=[A100])[0])
+    assert abs(err(ours, 4266)) < LLM_SPEED, f"ours {ours:,.0f}"
+
+
+@pytest.mark.django_db
+def test_ec_64k_ranking_rows(bundled_catalog):
+    """No card named: row 1 AWS p6-b200 spot 8 x B200 5.30 h $160.88 (35.84 GiB, 143.22 margin; P90 5.309 h), then
+    B200 / H100 / H200 spot rows. 8 GPUs and ZeRO-3 kept; rows rebuild."""
+    rows = top5(EC64)
+    assert row_problems(rows, EC64) == []
+    assert all(r["gpus"] == 8 and r["plan"]["zero_stage"] == 3 for r in rows)
+
+
+@pytest.mark.django_db
+def test_ec_128k_spot_with_deadline(bundled_catalog):
+    """Spot only, deadline 120 h at P90: row 1 AWS p6-b200 spot 8.30 h compute, P90 8.313 h, meets the deadline
+    alone; every row's P90 wall-clock is inside the deadline and rebuilds to the cent."""
+    rows = top5(EC128_RING, deadline_hours=EC_SPOT_DEADLINE_H, pricing_models=["spot"])
+    assert row_problems(rows, EC128_RING) == []
+    assert all(r["pricing_model"] == "spot" for r in rows)
+    assert all(r["wall_clock"]["hours_at_probability"] <= EC_SPOT_DEADLINE_H for r in rows)
+    assert all(r["wall_clock"]["p90_hours"] >= r["hours"] for r in rows)
+
+
+# --- LoRA on one card (no published figure: checks (1) and (3) only) ---------------------------------------------
+@pytest.mark.django_db
+def test_lora_one_card_ranking_rows(bundled_catalog):
+    """Llama 3.1 8B LoRA r16 on attention, 80M tokens: row 1 AWS g6e.2xlarge spot L40S 8.09 h $4.74 (23.78 GiB,
+    21.21 margin), then verda H100 / B200 spot, vast RTX 6000 Ada. One card each; rows rebuild."""
+    rows = top5(LORA_1CARD)
+    assert row_problems(rows, LORA_1CARD) == []
+    assert all(r["gpus"] == 1 for r in rows)
