@@ -34,7 +34,12 @@ import numpy as np
 import pytest
 
 from procurement.sizing import throughput
-from tests.procurement.outside.test_outside_audit_stop43s import TTFT49_WAVES, TTFT51_RECIPE, first_token_ms
+from tests.procurement.outside.test_outside_audit_stop43s import (
+    CTXFIRST_GEMM_PATH,
+    TTFT49_WAVES,
+    TTFT51_RECIPE,
+    first_token_ms,
+)
 from tests.procurement.outside.test_outside_serve44 import per_gpu
 
 SPEED = 0.15
@@ -131,6 +136,7 @@ TRT8_70B_128 = (
     )
     + TTFT49_WAVES
     + TTFT51_RECIPE
+    + CTXFIRST_GEMM_PATH
 )
 
 

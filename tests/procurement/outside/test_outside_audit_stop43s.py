@@ -176,6 +176,19 @@ TTFT51_RECIPE = (
     " with this recipe, to read the context profile's GEMM tactics."
 )
 
+CTXFIRST_GEMM_PATH = (
+    " ctxfirst (stop 51, test_outside_first_token_gemm_path_ctxfirst.py): [TRT5]'s recipe (performance.md"
+    " @77d24b5f, stored id 736701021) builds Falcon-180B with --use_gemm_plugin float16 and GPT-J / Llama without it;"
+    " [TRT9] builds Falcon without it. The plugin (gemmPlugin.cpp @027cd518, profiler skipped) lets cuBLAS pick the"
+    " kernel for the call's own M = 128; TensorRT's own GEMMs keep the tactic timed at the profile's optimum. On the"
+    " same A100 card and shape Falcon TP 8 goes 61 -> 76.5 ms across the switch (194 us a layer), 70B TP 4 (own both)"
+    " 47 -> 45.6, but GPT-J (own both) 12 -> 14.8, so the path is not the only lever; stop 49's 128 x 128 tile"
+    " predicts 154% of the Falcon step (76.41 against today's 52.54). The residual a layer is 97-116 us on the FP8"
+    " cards over 5.6x of bandwidth (floor-shaped) and 198-235 us on the A100, which a per-kernel floor cannot give"
+    " the same network; at 128 rows a fill loss costs time on the H200 (below 94% fill) as on the A100 (86%), so no"
+    " one tile fits both. Tile and per-tile rate still unsourced: (b) fails."
+)
+
 A100_GPTJ_REASON = (
     (
         "UNEXPLAINED: [TRT9] A100 FP16 GPT-J 6B, 128 tokens, batch 1: 14.8 ms; ours 11.31 (-23.6%) with 28 x 110 us (8.23, -44.4%"
@@ -199,6 +212,7 @@ A100_GPTJ_REASON = (
     + TTFT47_FIGURE
     + TTFT49_WAVES
     + TTFT51_RECIPE
+    + CTXFIRST_GEMM_PATH
 )
 
 
@@ -395,6 +409,7 @@ FALCON_REASON = (
     + TTFT47_FIGURE
     + TTFT49_WAVES
     + TTFT51_RECIPE
+    + CTXFIRST_GEMM_PATH
 )
 
 
@@ -450,6 +465,7 @@ TRT5_MISS_REASON = (
     + TTFT47_FIGURE
     + TTFT49_WAVES
     + TTFT51_RECIPE
+    + CTXFIRST_GEMM_PATH
 )
 
 

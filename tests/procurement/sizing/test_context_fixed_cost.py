@@ -23,6 +23,7 @@ from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import collective_bandwidth_gbps, tensor_parallel_over_nvlink
 from procurement.sizing.validation import trtllm_spec
 from tests.procurement.outside.test_outside_audit_stop43s import (
+    CTXFIRST_GEMM_PATH,
     GPT_J_6B,
     TTFT47_FIGURE,
     TTFT49_WAVES,
@@ -206,6 +207,7 @@ A100_SHORT_PROMPT_REASON = (
     + TTFT47_FIGURE
     + TTFT49_WAVES
     + TTFT51_RECIPE
+    + CTXFIRST_GEMM_PATH
 )
 
 
