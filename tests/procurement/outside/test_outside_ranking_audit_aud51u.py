@@ -20,6 +20,17 @@ a second auditor's). Sources no test used (tests/ grepped for each source and fi
           --sequence_parallel_size 4` (SEQUENCE_PARALLEL_IMPL=ring_attention). One iteration = 2 x 256,000 tokens over
           the 4 GPUs: 512,000 / 43 = 11,907 tokens/s. Qwen2.5-7B config.json: 28 layers, hidden 3,584, 28 / 4 KV heads
           of 128, intermediate 18,944, vocabulary 152,064, untied. The A100's memory size is unstated: 80GB taken.
+  [DS4036] deepspeedai/DeepSpeed issue #4036 (Hap-Zhang, 2023-07-25), the same user and figure as [CAI]: "I trained a
+          llama 7B model with deepspeed zero3 in A100 80G * 8, and training script is
+          https://github.com/tatsu-lab/stanford_alpaca/blob/main/train.py. I set batch size 8 and gradient checkpoint
+          is true, the throughout is 64.101samples/sec." and "when i set batch size 64 and gradient checkpoint is
+          true, the throughout drops to 46.86 samples/sec." (zero3, stop 51; "issues/4036" and "46.86" grepped in
+          tests/ first: none). So [CAI] ran with full recomputation, on A100 80GB, through tatsu-lab/stanford_alpaca
+          train.py @761dc5bf, which pads each micro-batch to its longest sample: _tokenize_fn (lines 90-96,
+          truncation at model_max_length, 512 by default, line 59) and DataCollatorForSupervisedDataset (lines
+          163-167, pad_sequence): "seq len 512" is the cap, not the rows' length. Eager attention: requirements.txt
+          pins transformers>=4.28.1 and every release to July 2023 (<= 4.31) runs LLaMA's attention as matmul +
+          softmax (SDPA / flash_attention_2 came in 4.34-4.36): stated flash_attention false.
   [SPOT]  [CAI]'s run as a spot job: 3 epochs of 52,002 samples of 512 tokens, deadline 2 h (published pace: 156,006 /
           64.101 = 2,434 s = 0.68 h), --deadline-probability 0.9.
 QLoRA on a consumer card: no source with both a published memory and speed on an RTX 3090/4090 was found within
@@ -79,6 +90,29 @@ CAI = {
     "training_tokens": 52002 * 512,
 }
 PUB_CAI_TPS_GPU = 64.101 * 512 / 8
+# [DS4036] as run (zero3): the mean padded length of a micro-batch is the expected longest of its samples. By hand
+# (not in the suite: no tokenizer in the venv): Alpaca records formatted by train.py's PROMPT_DICT + output, bos and
+# eos, tokenized with the LLaMA sentencepiece model (karpathy/llama2.c@350e04fe tokenizer.model, the 32,000-piece
+# LLaMA vocabulary), capped at 512; E[max of b] by 20,000 draws with replacement. Samples: 1,807 records of
+# wushihong615/LLM-backdoor-detection@f25cdeca alpaca_data.json (Alpaca with a few injected records; no full copy
+# of the 52,002 was reachable): mean 123.1 tokens, E[max of 8] 226.8, E[max of 64] 362.3; the first 102 records of
+# the original (tinh1115/alpaca-lora@b6ff70fa): mean 136.3, 263.1, 373.2. Check: stanford_alpaca issue #8 gives
+# "about 6.6M tokens" for the set, 6.6e6 / 52,002 = 126.9 a record (the 1,807 sample -3.0%, the 102 +7.4%).
+DS4036_PADDED_TOKENS = {8: 227, 64: 362}
+PUB_DS4036_SAMPLES_S = {8: 64.101, 64: 46.86}
+
+
+def ds4036(batch: int) -> dict:
+    padded = DS4036_PADDED_TOKENS[batch]
+    return CAI | {
+        "seq_len": padded,
+        "max_seq_len": 512,
+        "micro_batch_size": batch,
+        "gradient_checkpointing": "full",
+        "flash_attention": False,
+        "training_tokens": 52002 * padded,
+    }
+
 
 QWEN25_7B = {
     "name": "Qwen2.5-7B",
@@ -168,6 +202,61 @@ def test_deepspeed_zero3_llama7b_top5_honours_the_contract_and_rebuilds(bundled_
     assert len(rows) == 5 and not row_problems(rows, CAI)
     assert all(r["gpus"] == 8 and r["plan"]["zero_stage"] == 3 for r in rows)
     assert all(r["plan"]["tensor_parallel"] == 1 and r["plan"]["pipeline_parallel"] == 1 for r in rows)
+
+
+def ds4036_samples_per_second(batch: int) -> float:
+    spec = ds4036(batch)
+    return tokens_per_gpu(spec, on(spec, A100_80)) * 8 / spec["seq_len"]
+
+
+DS4036_LEFT = (
+    "Fit of both rows to t = a + tokens / r a micro-batch (accumulation 1 assumed, HF Trainer's default; the "
+    "issue states only the batch): published 0.998 s for 8 x 227 tokens "
+    "and 10.926 s for 64 x 362: r = 2,151 tokens/s a GPU, a = 0.15 s (at the 102-record lengths 263 / 373: "
+    "2,193, 0.04 s); ours runs 2,713 / 2,650 tokens/s a GPU, +23-26% on the marginal rate, so a per-micro-batch "
+    "cost is not the main part (0.04-0.15 s of the 0.33 s B8 gap, 2-7% of the 2.18 s B64 gap). Located, not "
+    "sized: DeepSpeed ZeRO-3 prefetches only on a complete module trace (partitioned_param_coordinator.py@v0.10.0 "
+    "lines 308-309, @v0.14.2 322-323; the run's version, July 2023, is unstated); without it every submodule's "
+    "all-gather blocks (fetch_sub_module), 3 a micro-batch under recomputation, 3 x 0.049 s = 0.15 s at the "
+    "engine's A100 gather rate: at most the fitted a. Unlocated: the per-token 21-26% (2023 eager LLaMA's fp32 "
+    "upcasts and RoPE copies; HF Trainer's torch AdamW step each micro-batch at accumulation 1 is counted). The "
+    "bar is missed at both tokenised samples, so the label does not hang on the padding estimate."
+)
+R_DS4036_B8 = (
+    "UNEXPLAINED (zero3): [DS4036] / [CAI] LLaMA-7B, DeepSpeed ZeRO-3, 8 x A100 80GB, batch 8, recomputation, "
+    "Alpaca padded to each micro-batch's longest (227 tokens on average, see DS4036_PADDED_TOKENS): published "
+    "64.101 samples/s, ours 95.61 (+49.2%; at 263 tokens 82.01, +27.9%). Before, aud51u stated 512-token rows "
+    "without recomputation and read 3,116 against 4,102 tokens/s a GPU (48.69 samples/s, -24.0%): the -24% "
+    "was the spec (the cap read as the length), not ZeRO-3's pricing. " + DS4036_LEFT
+)
+R_DS4036_B64 = (
+    "UNEXPLAINED (zero3): [DS4036] the sibling, batch 64 (362 padded tokens on average): published 46.86 "
+    "samples/s, ours 58.57 (+25.0%; at 373 tokens 56.74, +21.1%). Padding sizes the issue's question (why batch "
+    "64 is slower in samples/s): ours 95.61 / 58.57 = 1.63x (1.45x at the 102-record lengths) against the "
+    "published 1.37x. " + DS4036_LEFT
+)
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=R_DS4036_B8)
+def test_deepspeed_zero3_llama7b_batch8_alpaca_speed_as_run(bundled_catalog):
+    assert abs(err(ds4036_samples_per_second(8), PUB_DS4036_SAMPLES_S[8])) <= LLM_SPEED
+
+
+@pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=R_DS4036_B64)
+def test_deepspeed_zero3_llama7b_batch64_alpaca_speed_as_run(bundled_catalog):
+    assert abs(err(ds4036_samples_per_second(64), PUB_DS4036_SAMPLES_S[64])) <= LLM_SPEED
+
+
+@pytest.mark.django_db
+def test_deepspeed_zero3_alpaca_rows_pin_their_figures(bundled_catalog):
+    """zero3: the figures the two strict xfails quote (A100 SXM4 80GB), and the padding's direction: batch 64 reads
+    fewer samples a second than batch 8, as [DS4036] published (64.101 -> 46.86)."""
+    b8, b64 = ds4036_samples_per_second(8), ds4036_samples_per_second(64)
+    assert b8 == pytest.approx(95.61, rel=0.01)
+    assert b64 == pytest.approx(58.57, rel=0.01)
+    assert b64 < b8
 
 
 R_SWIFT_MEM = (
