@@ -65,6 +65,7 @@ from procurement.sizing.spec import (
     TASKS,
     TP_IMPLEMENTATIONS,
     TRAINING_STACKS,
+    TRANSFORMERS_RELEASES,
     ZERO_GRAD,
 )
 
@@ -460,6 +461,17 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "Triton launch. eager: flash-attn's rotary not importable (flash-attn 1.0 without its csrc builds, as the "
         "QwenLM/Qwen README installs it), Qwen-1's own rotary, 16 kernels a layer, not 6, no Triton launch. Every "
         "other layer rotates with its own eager code and takes only eager; refused outside an hf_eager loop",
+    )
+    transformers_release = _choice(
+        TRANSFORMERS_RELEASES,
+        "inference.engine hf_eager: the transformers release whose decoder layer the loop runs, for its kernel count "
+        "(serving_host.RELEASE_LAYER_KERNELS, read from each release's modeling code). unstated (default): the "
+        "engine's count (model.eager_layer's, the Llama 4.30 layer's 51 for llama / qwen2 / mistral). 4.32.0: llama "
+        "with attn_implementation eager (47 a layer); 4.37.2: llama with sdpa (42); 4.38.2: qwen2 or mistral with "
+        "flash_attention_2 (45); 4.46.0: qwen2 (42 a layer + 8 a token of the model-level rotary) or mistral (50) "
+        "with flash_attention_2. Any other (layer, release, attn_implementation) is refused, as is a release "
+        "outside an hf_eager loop. The host rate a kernel (hf_generate_kernel_host_s) is still the one read on the "
+        "unstated count",
     )
     expert_precision = _choice(
         EXPERT_PRECISIONS,

@@ -120,7 +120,7 @@ EAGER_LAYER_KERNELS = {
     "qwen1_no_flash": (40.0, 2.0),
     "llama": (44.0, 4.0),  # transformers 4.30 LlamaDecoderLayer: q_proj, k_proj, v_proj, o_proj
     # transformers 4.37-4.46 Qwen2DecoderLayer: priced as the Llama layer's (same RMSNorm, rotary, q / k / v apart,
-    # gated MLP); it differs in its KV copies (kv_cache_passes). qwen2cnt recounted it (not applied; NOTES-issue26.md
+    # gated MLP); it differs in its KV copies (kv_cache_passes). qwen2cnt recounted it (applied where inference.transformers_release is stated, RELEASE_LAYER_KERNELS; NOTES-issue26.md
     # "### qwen2cnt"), decode, batch 1, BF16, flash_attention_2, grouped KV, from the PyPI wheels:
     #   4.38.2 modeling_qwen2.py: RMSNorm 8 x 2 (l. 92-95); Qwen2FlashAttention2 position_ids[:, -1].max().item()
     #   (l. 382: a max and a device-to-host sync) 2; cos_cached / sin_cached[:seq_len].to(dtype) (l. 130-131) 0 (the
@@ -137,7 +137,7 @@ EAGER_LAYER_KERNELS = {
     #   two, a copy and a GEMM, where the Lt path is refused); flash-attn's split-KV path adds a combine kernel.
     "qwen2": (44.0, 4.0),
     # transformers 4.38-4.46 MistralDecoderLayer: likewise priced as the Llama layer's (same norms, rotary, q / k / v
-    # apart, gated MLP); it differs in its KV copies (REPEAT_KV). qwen2cnt recounted it (not applied), flash_attention_2:
+    # apart, gated MLP); it differs in its KV copies (REPEAT_KV). qwen2cnt recounted it (RELEASE_LAYER_KERNELS), flash_attention_2:
     #   4.38.2 modeling_mistral.py: as Qwen2's 4.38.2 (max().item() l. 377, gathers l. 160-161, repeat_kv l. 424-425):
     #   non-GEMM 38, + 7 = 45. 4.46.0: the rotary stays in the layer (MistralFlashAttention2 l. 321,
     #   MistralRotaryEmbedding.forward l. 97-110: .float(), matmul, cat, cos, sin, two casts = 7) and
@@ -145,6 +145,30 @@ EAGER_LAYER_KERNELS = {
     "mistral": (44.0, 4.0),
 }
 LOOP_KERNELS = 30.0
+# qwen2cnt: inference.transformers_release -> the decoder layer's kernels as that release's modeling code issues them
+# in decode at batch 1 (the releases whose wheels were read; the counts in the EAGER_LAYER_KERNELS comments above):
+# (model.eager_layer, release, inference.attn_implementation) -> (non-GEMM kernels a layer without repeat_kv, kernels a
+# token outside the layers on top of LOOP_KERNELS). repeat_kv adds 2 (k and v) where the code repeats a grouped cache
+# (repeats_kv). Linears as EAGER_LAYER_KERNELS (q / k / v apart: 4 + the MLP's). "unstated": EAGER_LAYER_KERNELS.
+#   llama 4.32.0 eager (transformers 4.32.0 modeling_llama.py: RMSNorm 8 x 2 l. 86-89; cos[position_ids] /
+#     sin[position_ids] l. 184-185 and the q / k rotation 12 (the cos / sin caches' .to(dtype) are no-ops: built in the
+#     load dtype); the past's torch.cat l. 326-327 2; matmul, / sqrt(d), + mask, softmax in fp32 (one kernel), .to(dtype),
+#     matmul (l. 336-353) 6; residual adds 2; SiLU and the gate multiply 2): 40 (fixg45's 47 with its 7 linears).
+#   llama 4.37.2 sdpa (modeling_llama.py: LlamaSdpaAttention l. 659-; gathers l. 232-233 + rotation 12; DynamicCache
+#     .update's cats 2; the mask is None at decode (_prepare_4d_causal_attention_mask_for_sdpa, query_length 1), so no
+#     .contiguous(); scaled_dot_product_attention l. 728 1; residual 2; MLP 2): 35.
+#   qwen2 4.38.2 flash_attention_2: 38 - repeat_kv's 2 = 36. qwen2 4.46.0 flash_attention_2: 35 - 2 = 33 a layer, and
+#     the model-level rotary (Qwen2Model.forward l. 871) 8 a token. mistral 4.38.2 flash_attention_2: 36;
+#     mistral 4.46.0 flash_attention_2: 43 - 2 = 41.
+RELEASE_LAYER_KERNELS = {
+    ("llama", "4.32.0", "eager"): (40.0, 0.0),
+    ("llama", "4.37.2", "sdpa"): (35.0, 0.0),
+    ("qwen2", "4.38.2", "flash_attention_2"): (36.0, 0.0),
+    ("qwen2", "4.46.0", "flash_attention_2"): (33.0, 8.0),
+    ("mistral", "4.38.2", "flash_attention_2"): (36.0, 0.0),
+    ("mistral", "4.46.0", "flash_attention_2"): (41.0, 0.0),
+}
+REPEAT_KV_KERNELS = 2.0
 # hfeager: model.eager_layer -> of its kernels, those launched through Triton's Python launcher, not a CUDA
 # extension's or ATen's C++ launch. Qwen-1's flash-attn path rotates q and k with flash-attn's apply_rotary_emb_func
 # (modeling_qwen.py @e7a368b0 apply_rotary_pos_emb), which from flash-attn v2.1.2 (942fcbf0, 2023-09-03: "[Rotary]
@@ -411,10 +435,29 @@ def kernels_per_layer(spec) -> float:
     its reconstruction kernel, one a linear. A Qwen-1 flash-attn layer's count is its Triton rotary's; another
     inference.rotary_backend changes the rotary's kernels (ROTARY_BACKEND_KERNELS)."""
     non_gemm = EAGER_LAYER_KERNELS[getattr(spec.model, "eager_layer", "llama")][0]
+    release = _release_count(spec)
+    if release is not None:
+        non_gemm = release[0] + (REPEAT_KV_KERNELS if repeats_kv(spec) else 0.0)
     rotary = _flash_rotary(spec)
     if rotary is not None:
         non_gemm += rotary[0] - ROTARY_BACKEND_KERNELS["triton"][0]
     return non_gemm + linears_per_layer(spec) * (2.0 if exllama_reconstructs(spec) else 1.0)
+
+
+def _release_count(spec) -> tuple[float, float] | None:
+    """RELEASE_LAYER_KERNELS' entry for the stated transformers release; None where it is unstated."""
+    release = getattr(spec.inference, "transformers_release", "unstated")
+    if release == "unstated":
+        return None
+    layer = getattr(spec.model, "eager_layer", "llama")
+    return RELEASE_LAYER_KERNELS[(layer, release, getattr(spec.inference, "attn_implementation", "unstated"))]
+
+
+def loop_kernels(spec) -> float:
+    """The loop's kernels a token outside the layers: LOOP_KERNELS, + the model-level rotary of a release that
+    computes it once a model (RELEASE_LAYER_KERNELS)."""
+    release = _release_count(spec)
+    return LOOP_KERNELS + (release[1] if release is not None else 0.0)
 
 
 def kernel_host_seconds(spec) -> float:
@@ -435,7 +478,7 @@ def host_seconds_per_token(spec) -> float:
     if not applies(spec):
         return 0.0
     triton = triton_launches_per_layer(spec) * spec.model.num_layers
-    kernels = kernels_per_layer(spec) * spec.model.num_layers + LOOP_KERNELS - triton
+    kernels = kernels_per_layer(spec) * spec.model.num_layers + loop_kernels(spec) - triton
     host = kernels * kernel_host_seconds(spec) + triton * TRITON_LAUNCH_HOST_SECONDS
     return host * quant_kernel_ratio(spec) + quant_kernel_bare_op_seconds(spec)
 
@@ -537,7 +580,7 @@ def text(spec) -> str:
     per_layer = kernels_per_layer(spec)
     return (
         f"eager transformers decode (inference.engine hf_eager): {per_layer:.0f} kernels a layer x "
-        f"{spec.model.num_layers} layers + {LOOP_KERNELS:.0f} of the sampling loop at "
+        f"{spec.model.num_layers} layers + {loop_kernels(spec):.0f} of the sampling loop at "
         f"{kernel_host_seconds(spec) * 1e6:.0f} us of host time"
         + _triton_text(spec)
         + f" = {host_seconds_per_token(spec) * 1e3:.1f} ms "
@@ -547,7 +590,7 @@ def text(spec) -> str:
         + _repeat_text(spec)
         + _copy_rate_text(spec)
         + "; Qwen-1's 8,192-token rows need up to 2 times the counted passes, so this is a floor). "
-        + _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
+        + _layer_text(spec)
         + _rotary_text(spec)
         + "; "
         + _harness_text(spec)
@@ -568,6 +611,17 @@ def _rotary_text(spec) -> str:
     return (
         ", its rotary in Qwen-1's own eager code (inference.rotary_backend eager: flash-attn's rotary not importable, "
         "as flash-attn 1.0 without its csrc/rotary build): 16 kernels for q and k, not 6 (10 more than that count), and no Triton launch"
+    )
+
+
+def _layer_text(spec) -> str:
+    release = getattr(spec.inference, "transformers_release", "unstated")
+    if release == "unstated":
+        return _LAYER_TEXT[getattr(spec.model, "eager_layer", "llama")]
+    return (
+        f"The count is transformers {release}'s {spec.model.eager_layer} decoder layer with "
+        f"{spec.inference.attn_implementation} attention (inference.transformers_release), read from that release's "
+        "modeling code"
     )
 
 

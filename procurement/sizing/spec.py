@@ -128,6 +128,21 @@ GENERATE_HARNESSES = ("transformers", "auto_gptq")
 # qwen1_unfused_norm, eager elsewhere), triton, cuda_ext (flash-attn 2.0-2.1.1, or a build with csrc/rotary) or
 # eager (flash-attn v1 without its csrc builds: Qwen-1's own rotary). Layers whose rotary is fixed take only eager.
 ROTARY_BACKENDS = ("unstated", "triton", "cuda_ext", "eager")
+# inference.transformers_release (qwen2cnt): the transformers release whose modeling code an hf_eager loop runs, for
+# the decoder layer's kernel count (serving_host.RELEASE_LAYER_KERNELS): unstated (serving_host.EAGER_LAYER_KERNELS,
+# today's counts) or a release whose wheel was read, for the (model.eager_layer, inference.attn_implementation) pairs
+# counted there (TRANSFORMERS_RELEASE_LAYERS); any other pair is refused, naming the field.
+TRANSFORMERS_RELEASES = ("unstated", "4.32.0", "4.37.2", "4.38.2", "4.46.0")
+TRANSFORMERS_RELEASE_LAYERS = frozenset(
+    {
+        ("llama", "4.32.0", "eager"),
+        ("llama", "4.37.2", "sdpa"),
+        ("qwen2", "4.38.2", "flash_attention_2"),
+        ("qwen2", "4.46.0", "flash_attention_2"),
+        ("mistral", "4.38.2", "flash_attention_2"),
+        ("mistral", "4.46.0", "flash_attention_2"),
+    }
+)
 # inference.expert_precision: the routed experts' weights and GEMMs apart from the model's precision (MoE models,
 # task inference): model (default: the experts at spec.precision) or a 16-bit type, for a serving engine that keeps
 # the experts 16-bit under an FP8 model (TensorRT-LLM v0.9.0's MoE plugin: moe.py weight_dtype = dtype, no FP8
@@ -378,6 +393,8 @@ class InferenceSpec:
     generate_harness: str = "transformers"
     # the code that rotates q and k in a Qwen-1 flash-attn layer (ROTARY_BACKENDS, serving_host.ROTARY_BACKEND_KERNELS)
     rotary_backend: str = "unstated"
+    # the transformers release whose decoder layer an hf_eager loop runs (TRANSFORMERS_RELEASES, serving_host)
+    transformers_release: str = "unstated"
     # The routed experts' precision where the serving engine keeps it apart from the model's (EXPERT_PRECISIONS):
     # "model" (the experts at spec.precision) or a 16-bit type (bytes and GEMM rate; throughput.expert_split)
     expert_precision: str = "model"
@@ -1412,6 +1429,7 @@ INFERENCE_KEYS = frozenset(
         "attn_implementation",
         "generate_harness",
         "rotary_backend",
+        "transformers_release",
         "expert_precision",
         "decode_attention",
         *DEMAND_LIMITS,
@@ -1560,6 +1578,9 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         ),
         rotary_backend=reader.choice(
             data, "rotary_backend", "inference.rotary_backend", "unstated", ROTARY_BACKENDS
+        ),
+        transformers_release=reader.choice(
+            data, "transformers_release", "inference.transformers_release", "unstated", TRANSFORMERS_RELEASES
         ),
         expert_precision=reader.choice(
             data, "expert_precision", "inference.expert_precision", "model", EXPERT_PRECISIONS
@@ -1987,6 +2008,11 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
         ("attn_implementation", "unstated", "names the transformers attention an eager decode loop runs"),
         ("generate_harness", "transformers", "names whose generate drives an eager decode loop"),
         ("rotary_backend", "unstated", "names the code that rotates q and k in an eager decode loop"),
+        (
+            "transformers_release",
+            "unstated",
+            "names the transformers release an eager decode loop's layers run",
+        ),
     ):
         if getattr(spec.inference, key) != unset and not eager_loop:
             reader.error(
@@ -1995,6 +2021,17 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
                 f"(got {spec.task}, {spec.inference.engine})",
             )
     _check_rotary_backend(reader, spec, eager_loop)
+    release = spec.inference.transformers_release
+    if release != "unstated" and eager_loop:
+        layer, attn = spec.model.eager_layer, spec.inference.attn_implementation
+        if (layer, release, attn) not in TRANSFORMERS_RELEASE_LAYERS:
+            counted = ", ".join(f"{a} / {r} / {b}" for a, r, b in sorted(TRANSFORMERS_RELEASE_LAYERS))
+            reader.error(
+                "inference.transformers_release",
+                f"no kernel count was read for transformers {release}'s {layer} decoder layer with "
+                f"attn_implementation {attn}; counted (model.eager_layer / release / inference.attn_implementation): "
+                f"{counted}; leave transformers_release unstated for the engine's default count",
+            )
     if spec.inference.decode_attention != "shared_kv" and (
         spec.task != "inference" or spec.inference.engine == "hf_eager" or (model_known and model.is_image)
     ):

@@ -42,6 +42,7 @@ from procurement.sizing.spec import (
     SERVING_ENGINES,
     TASKS,
     TRAINING_STACKS,
+    TRANSFORMERS_RELEASES,
     ZERO_GRAD,
 )
 from procurement.views.sizing_display import sizing_display
@@ -100,6 +101,7 @@ KNOB_DEFAULTS = {
     "attn_implementation": "unstated",
     "generate_harness": "transformers",
     "rotary_backend": "unstated",
+    "transformers_release": "unstated",
     "eager_layer": "from_preset",
     "expert_precision": "model",
     "decode_attention": "shared_kv",
@@ -244,6 +246,12 @@ KNOB_LABELS = {
         "/ triton / cuda_ext (flash-attn 2.0 to 2.1.1, or built with csrc/rotary: no Triton launch) / eager (flash-attn "
         "1.0 without its csrc builds: Qwen-1's own rotary, 10 more kernels a layer); other layers: eager only",
     ),
+    "transformers_release": (
+        "Transformers release",
+        "hf_eager, llama / qwen2 / mistral layers: unstated (the engine's count) / 4.32.0 (llama, eager) / 4.37.2 "
+        "(llama, sdpa) / 4.38.2 or 4.46.0 (qwen2 or mistral, flash_attention_2): the decoder layer's kernels as that "
+        "release's code issues them; other pairs are refused",
+    ),
     "eager_layer": (
         "Decoder layer code",
         "hf_eager: from_preset (Qwen2.5 qwen2, mistral-7b mistral, else llama) / llama / qwen1 (23) / "
@@ -320,6 +328,7 @@ _TEXT_KNOBS = (
     "attn_implementation",
     "generate_harness",
     "rotary_backend",
+    "transformers_release",
     "eager_layer",
     "expert_precision",
     "decode_attention",
@@ -358,6 +367,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "attn_implementation": ATTN_IMPLEMENTATIONS,
         "generate_harness": GENERATE_HARNESSES,
         "rotary_backend": ROTARY_BACKENDS,
+        "transformers_release": TRANSFORMERS_RELEASES,
         "eager_layer": ("from_preset", *EAGER_LAYERS),
         "expert_precision": EXPERT_PRECISIONS,
         "decode_attention": DECODE_ATTENTIONS,

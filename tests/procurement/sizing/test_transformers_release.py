@@ -1,0 +1,110 @@
+"""qwen2up: inference.transformers_release, the transformers release whose decoder layer an hf_eager loop runs.
+
+The count is that release's modeling code, read by qwen2cnt (serving_host.RELEASE_LAYER_KERNELS, file and line for
+each count there; NOTES-issue26.md "### qwen2cnt"). By hand, decode at batch 1:
+  unstated: model.eager_layer's count, 44 non-GEMM + 7 linears = 51 for llama / qwen2 / mistral (today's figure).
+  llama 4.32.0 eager: 40 non-GEMM + 7 linears = 47, no repeat_kv (Llama-2-13B has 40 heads, 40 KV heads).
+  llama 4.37.2 sdpa: 35 + 7 = 42.
+  qwen2 4.46.0 flash_attention_2 (Qwen2.5-7B, 28 query heads over 4 KV heads, repeated: modeling_qwen2.py 4.46.0
+    l. 402-403): 33 + repeat_kv 2 + 7 = 42 a layer, and the model-level rotary 8 a token on the loop's 30 = 38.
+  qwen2 4.38.2 flash_attention_2: 36 + 2 + 7 = 45; the loop 30.
+Host a token = (kernels a layer x layers + loop) x hf_generate_kernel_host_s.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from procurement.sizing import WorkloadSpecError, parse_workload_spec, serving_host
+from procurement.sizing.assumptions import HF_GENERATE_KERNEL_HOST_SECONDS
+from procurement.sizing.documents import spec_from_knobs
+
+HOST = HF_GENERATE_KERNEL_HOST_SECONDS.value
+
+
+def _spec(preset="qwen2.5-7b", eager_layer="qwen2", engine="hf_eager", **inference):
+    block = {"concurrency": 1, "context_len": 1025, "output_tokens": 1024} | inference
+    if engine:
+        block["engine"] = engine
+    model = {"preset": preset}
+    if eager_layer:
+        model["eager_layer"] = eager_layer
+    return parse_workload_spec({"task": "inference", "model": model, "inference": block})
+
+
+def test_unstated_keeps_the_engines_count():
+    for spec in (_spec(), _spec(attn_implementation="flash_attention_2")):
+        assert spec.inference.transformers_release == "unstated"
+        assert serving_host.kernels_per_layer(spec) == 51.0
+        assert serving_host.loop_kernels(spec) == 30.0
+        assert serving_host.host_seconds_per_token(spec) == pytest.approx((51 * 28 + 30) * HOST)
+
+
+def test_qwen2_at_4_46_0_counts_its_layer_and_the_model_level_rotary():
+    spec = _spec(attn_implementation="flash_attention_2", transformers_release="4.46.0")
+    assert serving_host.kernels_per_layer(spec) == 42.0  # 33 + repeat_kv 2 + 7 linears
+    assert serving_host.loop_kernels(spec) == 38.0  # 30 + Qwen2Model.forward l. 871's rotary, 8
+    # (42 x 28 + 38) = 1,214 kernels a token
+    assert serving_host.host_seconds_per_token(spec) == pytest.approx(1214 * HOST)
+    assert "transformers 4.46.0's qwen2 decoder layer" in serving_host.text(spec)
+
+
+def test_qwen2_at_4_38_2_and_llama_at_4_32_0_and_4_37_2():
+    qwen2 = _spec(attn_implementation="flash_attention_2", transformers_release="4.38.2")
+    assert serving_host.kernels_per_layer(qwen2) == 45.0  # 36 + 2 + 7
+    assert serving_host.loop_kernels(qwen2) == 30.0
+    llama_eager = _spec("llama-2-13b", None, attn_implementation="eager", transformers_release="4.32.0")
+    assert serving_host.kernels_per_layer(llama_eager) == 47.0  # 40 + 7, Llama-2-13B repeats nothing
+    # (47 x 40 + 30) = 1,910 kernels a token
+    assert serving_host.host_seconds_per_token(llama_eager) == pytest.approx(1910 * HOST)
+    llama_sdpa = _spec("llama-2-13b", None, attn_implementation="sdpa", transformers_release="4.37.2")
+    assert serving_host.kernels_per_layer(llama_sdpa) == 42.0  # 35 + 7
+
+
+@pytest.mark.parametrize(
+    ("preset", "layer", "attn", "release"),
+    [
+        ("qwen2.5-7b", "qwen2", "sdpa", "4.46.0"),  # Qwen2 sdpa never counted
+        ("qwen2.5-7b", "qwen2", "unstated", "4.38.2"),  # the release needs the attention it was counted with
+        ("llama-2-13b", None, "eager", "4.46.0"),  # Llama at 4.46.0 never counted
+        ("llama-2-13b", "qwen1", "flash_attention_2", "4.38.2"),  # Qwen-1's remote code is no release's
+    ],
+)
+def test_a_triple_with_no_count_read_is_refused_naming_the_field(preset, layer, attn, release):
+    with pytest.raises(WorkloadSpecError, match="inference.transformers_release") as error:
+        _spec(preset, layer, attn_implementation=attn, transformers_release=release)
+    assert "no kernel count was read" in str(error.value)
+
+
+def test_it_is_refused_off_an_hf_eager_loop_and_outside_its_choices():
+    with pytest.raises(WorkloadSpecError, match="inference.transformers_release") as error:
+        _spec(engine="compiled", eager_layer=None, transformers_release="4.46.0")
+    assert "inference.engine hf_eager" in str(error.value)
+    with pytest.raises(WorkloadSpecError, match="inference.transformers_release"):
+        _spec(attn_implementation="flash_attention_2", transformers_release="4.40.0")
+
+
+def test_the_form_offers_it_and_states_a_non_default_value_only():
+    from procurement.views.sizing import KNOB_DEFAULTS, form_fields
+
+    field = next(f for f in form_fields(KNOB_DEFAULTS, {}) if f["name"] == "transformers_release")
+    assert tuple(field["choices"]) == ("unstated", "4.32.0", "4.37.2", "4.38.2", "4.46.0")
+    for literal in ("True", "False", "None"):
+        assert literal not in field["hint"]
+    form = {"task": "inference", "preset": "qwen2.5-7b", "serving_engine": "hf_eager", "eager_layer": "qwen2"}
+    form |= {"attn_implementation": "flash_attention_2"}
+    assert (
+        "transformers_release"
+        not in spec_from_knobs(form | {"transformers_release": "unstated"})["inference"]
+    )
+    stated = spec_from_knobs(form | {"transformers_release": "4.46.0"})["inference"]
+    assert stated["transformers_release"] == "4.46.0"
+
+
+def test_the_api_documents_the_parsers_choices():
+    from procurement.api import spec_schemas
+
+    field = spec_schemas.WorkloadInferenceSerializer().fields["transformers_release"]
+    assert set(field.choices) == {"unstated", "4.32.0", "4.37.2", "4.38.2", "4.46.0"}
+    assert "refused" in field.help_text
+    assert not any(token in field.help_text for token in ("True", "False", "None"))
