@@ -80,3 +80,18 @@ def test_colab_y11n_first_epoch_before_any_validation(bundled_catalog):
     assert ours / median - 1.0 < -MEMORY
     climb_share = (median - epoch_1) / (median - ours)
     assert 0.35 < climb_share < 0.45, climb_share
+
+
+def test_nchc_rank0_save_model_copies_size_under_80_percent_of_the_gap():
+    """[NCHC-Y11X] two H200s: GPU 0 11,349 MiB, GPU 1 10,223 MiB (1.10 GiB apart). At 8.4.124 both ranks build
+    the EMA (trainer.py 409) and validate (601); rank 0 alone runs save_model each epoch (608-616), which copies on
+    the GPU: deepcopy(ema).half() (728: 4 B a parameter transient, 2 B kept) and
+    convert_optimizer_state_dict_to_fp16(deepcopy(optimizer.state_dict())) (745; AdamW at 180 iterations:
+    exp_avg and exp_avg_sq, 8 B, then exp_avg to fp16, 2 B more; utils/torch_utils.py 857-860). At the log's
+    56,839,729 parameters that is 12-14 B a parameter, 0.64-0.74 GiB, 58-67% of the gap, and only if none of it
+    lands in blocks the step's freed activations left cached: not the >= 80% an EXPLAINED label needs."""
+    params = 56_839_729
+    gap_gib = (11349 - 10223) * MIB / GIB
+    kept, transient = 12 * params / GIB, 14 * params / GIB
+    assert kept == pytest.approx(0.635, abs=0.005)
+    assert 0.55 < kept / gap_gib < transient / gap_gib < 0.70

@@ -137,8 +137,10 @@ R_Y11X_RANK0 = (
     "engine/trainer.py 409 builds ModelEMA on every rank (no RANK check), 296-299 give every rank its own val loader "
     "(batch 8 x 2) and 601 calls validate() on every rank (engine/validator.py 291-296 then reduce the loss to rank "
     "0); what runs on rank 0 alone is check_amp (trainer.py 366: YOLO('yolo26n.pt') forwards on rank 0's GPU, "
-    "utils/checks.py 1030) and the val-batch plots (validator.py 275, on the CPU). Neither is sized; the 1,126 MiB "
-    "gap between the two GPUs stays unexplained. _clear_memory(0.5) (trainer.py 600 / 631) never empties the cache "
+    "utils/checks.py 1030), the val-batch plots (validator.py 275, on the CPU) and save_model (608-616), whose "
+    "GPU copies of the EMA (728) and the AdamW state (745) are 12-14 B a parameter, 0.64-0.74 GiB, 58-67% of the "
+    "1,126 MiB between the GPUs at most (test_nchc_rank0_save_model_copies_size_under_80_percent_of_the_gap): not "
+    "sized to 80%. _clear_memory(0.5) (trainer.py 600 / 631) never empties the cache "
     "at 8% of an H200, so each rank keeps its validator's blocks"
 )
 
