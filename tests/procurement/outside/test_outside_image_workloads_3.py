@@ -45,7 +45,7 @@ What each source measures (units matter):
       Ultralytics 8.3.179, torch 2.6.0, 'Tesla T4, 15095MiB', 'Setup complete (2 CPUs, 12.7 GB RAM)',
       yolo11n.pt, imgsz 640, default batch 16, 2 dataloader workers, ASL letters dataset (one hand sign per image;
       63 iterations per epoch = 1,008 train images, 141 val images with 141 instances). GPU_mem
-      (torch.cuda.memory_reserved / 1e9) 2.59-2.70G over epochs 2-10 (median 2.64G; it creeps to 4.2G by epoch
+      (torch.cuda.memory_reserved / 2**30 at 8.3.179: yolomem) 2.59-2.70G over epochs 2-10 (median 2.64G; it creeps to 4.2G by epoch
       450 as the allocator caches more); "455 epochs completed in 2.401 hours" (validation included, ~1 s of
       each ~19 s epoch).
 """
@@ -61,6 +61,7 @@ from django.core.management import call_command
 from procurement.sizing import gpu_by_slug, parse_workload_spec, size_workload
 from procurement.sizing.assumptions import CUDA_CONTEXT_GIB
 from procurement.sizing.compute_peak import spec_peak_tflops
+from tests.procurement.outside.ultralytics_gpu_mem import gpu_mem_gb
 
 GIB = 2.0**30
 MEMORY, SPEED = 0.15, 0.25
@@ -472,9 +473,23 @@ YOLO11N_ASL = {
 }
 
 
+R_COLAB_Y11N = (
+    "UNEXPLAINED (yolomem, stop 52; passed at -12.8% while GPU_mem was read as GB): the log's release, ultralytics "
+    "8.3.179, prints memory_reserved() / 2**30 (engine/trainer.py 526; every wheel from 8.3.76, "
+    "ultralytics_gpu_mem.py), so 2.64G is 2.64 GiB = 2.835 GB and ours 2.30 GB is -18.9%. Not sized: at this "
+    "release _clear_memory(0.5) (trainer.py 459 / 482) empties the cache only above half the card, which a T4 at "
+    "2.6 GiB never reaches, so from epoch 2 on the pool keeps the validator's blocks (batch 32, 141 rect images) "
+    "and every earlier batch's differently padded assigner blocks (the log's own creep to 4.2G by epoch 450); the "
+    "ASL head's 26 classes (no spec field) would read lower still (2.14 GB). Epoch 1's bar (2.44 GiB, before any "
+    "validate()) is -12.2% (test_colab_y11n_first_epoch_before_any_validation); the climb from it to the median, "
+    "0.215 GB, is 40% of this gap: located, not sized to 80%"
+)
+
+
 @pytest.mark.django_db
+@pytest.mark.xfail(strict=True, reason=R_COLAB_Y11N)
 def test_yolo11n_training_memory_on_a_t4_sparse_dataset(bundled_catalog, tmp_path):
-    """[COLAB-Y11N] GPU_mem 2.64G median over epochs 2-10 (torch.cuda.memory_reserved / 1e9).
+    """[COLAB-Y11N] GPU_mem 2.64G median over epochs 2-10 (torch.cuda.memory_reserved / 2**30 at 8.3.179).
     Was a strict xfail: 2.01 GB (-24%) with image.max_objects_per_image: 4, because the loss term was
     batch x objects x 8,400 anchors x 72 B, fitted on two COCO-like logs at 93 objects, so it absorbed the
     memory that does not scale with objects. Round 4 splits it (image_model.detector_loss_bytes): per image
@@ -485,7 +500,7 @@ def test_yolo11n_training_memory_on_a_t4_sparse_dataset(bundled_catalog, tmp_pat
     states none and the engine uses COCO's 80 (detector_classes); at 26 the count gives 2.14 GB (-19%), so
     ~0.2 GB of this run is still unexplained (cuDNN workspaces and the allocator's reserve are not counted)."""
     row = _size(tmp_path, YOLO11N_ASL, "t4")
-    _within(_reserved_gib(row["memory"]) * GIB / 1e9, 2.64, MEMORY)
+    _within(_reserved_gib(row["memory"]) * GIB / 1e9, gpu_mem_gb(2.64, "8.3.179"), MEMORY)
 
 
 # Was a strict xfail: 4.14 h (+72%) at 2 vCPUs x 15.4 images/s (YOLOv5's mosaic rate per worker). Now 2.585 h
