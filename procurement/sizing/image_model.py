@@ -941,12 +941,7 @@ def inference_traffic_bytes_per_image(spec) -> float:
         passes = steps(spec) * (2 if uses_cfg(spec) else 1)
         elements *= passes
         scores *= passes
-        elements += sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
-        autoencoder = vae(spec)
-        if autoencoder:
-            decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
-            elements += decoder.saved
-            scores += decoder.eager_scores_saved
+        elements, scores = _plus_pipeline_parts(spec, side, elements, scores)
     score_bytes = 0.0 if spec.flash_attention else eager_score_passes(spec) * scores * element
     adapter = unfused_adapter_traffic_bytes_per_image(spec)
     denoiser_passes = steps(spec) * (2 if uses_cfg(spec) else 1)
@@ -1505,6 +1500,18 @@ def unfused_adapter_traffic_bytes_per_image(spec) -> float:
     return UNFUSED_LORA_OUTPUT_PASSES * outputs * activation_bytes_per_element(spec) * forwards
 
 
+def _plus_pipeline_parts(spec, side: int, elements: float, scores: float) -> tuple[float, float]:
+    """Saved activation elements and eager attention score elements with a diffusion pipeline's eager parts
+    added: its text encoders and its VAE decoder at ``side`` px, each run once an image."""
+    elements += sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
+    autoencoder = vae(spec)
+    if autoencoder:
+        decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
+        elements += decoder.saved
+        scores += decoder.eager_scores_saved
+    return elements, scores
+
+
 def uncompiled_parts_traffic_bytes_per_image(spec) -> float:
     """The eager traffic of a fused (`image.fused_kernels`) diffusion pipeline: diffusers' compile recipe
     compiles the denoiser only (pipe.unet = torch.compile(pipe.unet, ...): docs/source/en/optimization/
@@ -1514,13 +1521,7 @@ def uncompiled_parts_traffic_bytes_per_image(spec) -> float:
     if not is_diffusion(spec):
         return 0.0
     side, element = resolution(spec), activation_bytes_per_element(spec)
-    elements = sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
-    scores = 0.0
-    autoencoder = vae(spec)
-    if autoencoder:
-        decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
-        elements += decoder.saved
-        scores += decoder.eager_scores_saved
+    elements, scores = _plus_pipeline_parts(spec, side, 0.0, 0.0)
     score_bytes = 0.0 if spec.flash_attention else eager_score_passes(spec) * scores * element
     return 2.0 * elements * element + score_bytes
 

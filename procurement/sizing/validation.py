@@ -21,6 +21,7 @@ from procurement.sizing.compute_peak import expert_rate_inputs
 from procurement.sizing.decode_attention import sm_clock_hz
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import (
+    GpuSpec,
     collective_bandwidth_gbps,
     gpu_by_slug,
     hierarchical_links,
@@ -923,6 +924,20 @@ def _training_rows(spec: WorkloadSpec, case: Case) -> dict[str, float]:
     return {key: float(np.asarray(value)) for key, value in rows.items()}
 
 
+def _card_rates(spec: WorkloadSpec, gpu: GpuSpec) -> dict:
+    """The card's rates both inference cases pass to inference_throughput: memory read (peak and the decode
+    fraction), dense and expert compute, SM clock."""
+    expert_peak, expert_efficiency = expert_rate_inputs(spec, gpu)
+    return {
+        "bandwidth_gbps": gpu.memory_bandwidth_gbps,
+        "achieved_bandwidth": gpu.decode_read_fraction,
+        "peak_tflops": gpu.dense_tflops(spec.precision),
+        "expert_peak_tflops": expert_peak,
+        "expert_compute_efficiency": expert_efficiency,
+        "sm_clock_hz": sm_clock_hz(gpu),
+    }
+
+
 def _estimate(spec: WorkloadSpec, case: Case) -> float:
     gpu = gpu_by_slug(case.gpu)
     if case.metric in ("model_states", "allocated", "reserved", "nvidia_smi"):
@@ -930,32 +945,17 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
     if case.metric == "max_context":
         return _max_context(spec, case)
     if case.metric == "decode":
-        expert_peak, expert_efficiency = expert_rate_inputs(spec, gpu)
-        decode = inference_throughput(
-            spec,
-            bandwidth_gbps=gpu.memory_bandwidth_gbps,
-            achieved_bandwidth=gpu.decode_read_fraction,
-            peak_tflops=gpu.dense_tflops(spec.precision),
-            expert_peak_tflops=expert_peak,
-            expert_compute_efficiency=expert_efficiency,
-            sm_clock_hz=sm_clock_hz(gpu),
-        )
+        decode = inference_throughput(spec, **_card_rates(spec, gpu))
         return float(decode["decode_tokens_per_second_per_stream"])
     if case.metric in ("serving_tps", "ttft_ms"):
         tp = spec.parallelism.tensor_parallel
-        expert_peak, expert_efficiency = expert_rate_inputs(spec, gpu)
         served = inference_throughput(
             spec,
-            bandwidth_gbps=gpu.memory_bandwidth_gbps,
-            achieved_bandwidth=gpu.decode_read_fraction,
-            peak_tflops=gpu.dense_tflops(spec.precision),
-            expert_peak_tflops=expert_peak,
-            expert_compute_efficiency=expert_efficiency,
+            **_card_rates(spec, gpu),
             tensor_parallel_gbps=collective_bandwidth_gbps(gpu, tp),
             tensor_parallel_nvlink=tensor_parallel_over_nvlink(gpu, tp),
             generation=gpu.generation or 0,
             compute_efficiency=serving_efficiency(spec, gpu),
-            sm_clock_hz=sm_clock_hz(gpu),
             l2_cache_bytes=gpu.l2_cache_bytes,
         )
         if case.metric == "ttft_ms":
