@@ -1357,17 +1357,27 @@ def _eager_vit_attention(spec) -> dict | None:
     return encoder
 
 
-def eager_attention_measured_seconds_per_head(spec) -> float | None:
-    """The measured time of one head's eager attention (EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD) at this
-    ViT's token count on the measured card, scaled by (tokens / measured)^2 within
-    EAGER_ATTENTION_MEASURED_TOKEN_WINDOW of it; None where the table does not apply (fused or SDPA attention,
-    fp32, an aligned count, an unmeasured length or head width). The card is checked by the caller."""
+def _misaligned_eager_vit(spec) -> tuple[dict, int] | None:
+    """The eager ViT encoder (_eager_vit_attention) and its token count, where that count is not a multiple
+    of EAGER_ATTENTION_ALIGNMENT (the off-tensor-core path the measured table prices); None otherwise."""
     encoder = _eager_vit_attention(spec)
     if encoder is None:
         return None
     tokens = vit_tokens(spec)
     if tokens % EAGER_ATTENTION_ALIGNMENT == 0:
         return None
+    return encoder, tokens
+
+
+def eager_attention_measured_seconds_per_head(spec) -> float | None:
+    """The measured time of one head's eager attention (EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD) at this
+    ViT's token count on the measured card, scaled by (tokens / measured)^2 within
+    EAGER_ATTENTION_MEASURED_TOKEN_WINDOW of it; None where the table does not apply (fused or SDPA attention,
+    fp32, an aligned count, an unmeasured length or head width). The card is checked by the caller."""
+    misaligned = _misaligned_eager_vit(spec)
+    if misaligned is None:
+        return None
+    encoder, tokens = misaligned
     width = encoder["hidden"] // encoder["heads"]
     for (_, measured, head_width), seconds in EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD.items():
         if head_width == width and abs(tokens - measured) <= EAGER_ATTENTION_MEASURED_TOKEN_WINDOW:
@@ -1415,12 +1425,10 @@ def eager_attention_rate_note(spec, generation=None, bandwidth_bytes=None) -> st
     a multiple of 8: at the measured A100 rate (EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD), or, on another card
     or at an unmeasured length, at the counted cost, with the reason. None for aligned counts, SDPA or fused
     attention."""
-    encoder = _eager_vit_attention(spec)
-    if encoder is None:
+    misaligned = _misaligned_eager_vit(spec)
+    if misaligned is None:
         return None
-    tokens = vit_tokens(spec)
-    if tokens % EAGER_ATTENTION_ALIGNMENT == 0:
-        return None
+    encoder, tokens = misaligned
     per_head = eager_attention_measured_seconds_per_head(spec)
     ((_card, measured, width), seconds), *_ = EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD.items()
     source = (
