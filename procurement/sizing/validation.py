@@ -320,6 +320,25 @@ def _trtllm(
     )
 
 
+def _torchtune_4090(task: str, implied: str, knobs: dict) -> Case:
+    """A torchtune README RTX 4090 row: Llama 3.1 8B, batch 2 x 2,048 tokens, full checkpointing, tokens a
+    second; ``implied``: the share of the card the published rate implies (TORCHTUNE_4090_NOTE)."""
+    spec = {
+        "task": task,
+        "model": {"preset": "llama-3.1-8b"},
+        "micro_batch_size": 2,
+        "seq_len": 2048,
+        "gradient_checkpointing": "full",
+    } | knobs
+    return Case(
+        spec,
+        "train_tps",
+        "rtx-4090",
+        estimate_runs="low",
+        explanation=TORCHTUNE_4090_NOTE.format(implied=implied),
+    )
+
+
 TRT_V061_H100_70B = (
     "TensorRT-LLM v0.6.1; the publisher's v0.9.0 table measured the same card and shape (TP 4, 128/2,048, batch "
     "512) at 2,725, 1.83x (only GQA long-output rows moved between the two tables: XQA decode attention); the "
@@ -789,48 +808,14 @@ CASES: dict[str, Case] = {
         "MFU (0.51); Megatron's interleaved schedule (bubble (p - 1) / (v x m), arXiv:2104.04473 "
         "§2.2.2, parallelism.virtual_pipeline) is not stated: the paper's table gives no chunk count.",
     ),
-    "tt-llama31-8b-lora-4090-tps": Case(
-        {
-            "task": "lora",
-            "model": {"preset": "llama-3.1-8b"},
-            "micro_batch_size": 2,
-            "seq_len": 2048,
-            "gradient_checkpointing": "full",
-            "lora": {"rank": 8, "targets": ["q_proj", "v_proj", "output_proj"]},
-        },
-        "train_tps",
-        "rtx-4090",
-        estimate_runs="low",
-        explanation=TORCHTUNE_4090_NOTE.format(implied="90%"),
+    "tt-llama31-8b-lora-4090-tps": _torchtune_4090(
+        "lora", "90%", {"lora": {"rank": 8, "targets": ["q_proj", "v_proj", "output_proj"]}}
     ),
-    "tt-llama31-8b-full-4090-tps": Case(
-        {
-            "task": "full_finetune",
-            "model": {"preset": "llama-3.1-8b"},
-            "micro_batch_size": 2,
-            "seq_len": 2048,
-            "gradient_checkpointing": "full",
-            "optimizer": "paged_adamw_8bit",
-        },
-        "train_tps",
-        "rtx-4090",
-        estimate_runs="low",
-        explanation=TORCHTUNE_4090_NOTE.format(implied="64%"),
-    ),
-    "tt-llama31-8b-qlora-4090-tps": Case(
-        {
-            "task": "qlora",
-            "model": {"preset": "llama-3.1-8b"},
-            "weight_quantization": "nf4",
-            "micro_batch_size": 2,
-            "seq_len": 2048,
-            "gradient_checkpointing": "full",
-            "lora": {"rank": 8, "targets": ["q_proj", "v_proj", "output_proj"]},
-        },
-        "train_tps",
-        "rtx-4090",
-        estimate_runs="low",
-        explanation=TORCHTUNE_4090_NOTE.format(implied="70% (before dequantization)"),
+    "tt-llama31-8b-full-4090-tps": _torchtune_4090("full_finetune", "64%", {"optimizer": "paged_adamw_8bit"}),
+    "tt-llama31-8b-qlora-4090-tps": _torchtune_4090(
+        "qlora",
+        "70% (before dequantization)",
+        {"weight_quantization": "nf4", "lora": {"rank": 8, "targets": ["q_proj", "v_proj", "output_proj"]}},
     ),
     "llama31-8b-gpuhours": Case(
         {"task": "pretrain", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 15e12},
