@@ -8,6 +8,28 @@ from pricing.choices import PriceStatus
 from pricing.publishing import suspect_prices_publish
 
 
+class EditedAtAdmin(admin.ModelAdmin):
+    """A row a person saved here (a corrected datasheet, a rate entered or changed) is theirs: saving stamps
+    edited_at, and `load_catalog` at the next deploy keeps it."""
+
+    def save_model(self, request, obj, form, change):
+        obj.edited_at = timezone.now()
+        super().save_model(request, obj, form, change)
+
+
+class ViewOnlyAdmin(admin.ModelAdmin):
+    """Rows viewed here, never added, changed or deleted."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(models.Provider)
 class ProviderAdmin(admin.ModelAdmin):
     list_display = ["slug", "name", "kind", "default_currency"]
@@ -23,7 +45,7 @@ class RegionAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.GpuModel)
-class GpuModelAdmin(admin.ModelAdmin):
+class GpuModelAdmin(EditedAtAdmin):
     list_display = [
         "slug",
         "name",
@@ -37,11 +59,6 @@ class GpuModelAdmin(admin.ModelAdmin):
     list_filter = ["vendor", "architecture", "ecc"]
     search_fields = ["slug", "name"]
     readonly_fields = ["edited_at"]
-
-    def save_model(self, request, obj, form, change):
-        """A datasheet a person corrected is theirs: `load_catalog` at the next deploy keeps it."""
-        obj.edited_at = timezone.now()
-        super().save_model(request, obj, form, change)
 
 
 @admin.register(models.GpuAlias)
@@ -75,7 +92,7 @@ class OfferAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.PriceObservation)
-class PriceObservationAdmin(admin.ModelAdmin):
+class PriceObservationAdmin(ViewOnlyAdmin):
     """History is append-only: observations are viewed here, never edited or deleted."""
 
     list_display = [
@@ -107,30 +124,16 @@ class PriceObservationAdmin(admin.ModelAdmin):
     def has_publish_suspect_permission(self, request) -> bool:
         return request.user.has_perm("pricing.publish_suspect")
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(models.FxRate)
-class FxRateAdmin(admin.ModelAdmin):
+class FxRateAdmin(EditedAtAdmin):
     list_display = ["currency", "base", "rate", "as_of", "source", "edited_at"]
     list_filter = ["currency", "base"]
     readonly_fields = ["edited_at"]
 
-    def save_model(self, request, obj, form, change):
-        """A rate a person entered or changed is theirs: `load_catalog` at the next deploy keeps it."""
-        obj.edited_at = timezone.now()
-        super().save_model(request, obj, form, change)
-
 
 @admin.register(models.StorageRate)
-class StorageRateAdmin(admin.ModelAdmin):
+class StorageRateAdmin(EditedAtAdmin):
     list_display = [
         "provider",
         "region",
@@ -143,11 +146,6 @@ class StorageRateAdmin(admin.ModelAdmin):
     list_filter = ["provider", "storage_class"]
     readonly_fields = ["edited_at"]
 
-    def save_model(self, request, obj, form, change):
-        """A rate a person entered or changed is theirs: `load_catalog` at the next deploy keeps it."""
-        obj.edited_at = timezone.now()
-        super().save_model(request, obj, form, change)
-
 
 @admin.register(models.SpotAdvisory)
 class SpotAdvisoryAdmin(admin.ModelAdmin):
@@ -157,7 +155,7 @@ class SpotAdvisoryAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.SuspectPricePublication)
-class SuspectPricePublicationAdmin(admin.ModelAdmin):
+class SuspectPricePublicationAdmin(ViewOnlyAdmin):
     """The audit of published suspect prices: read-only, written by the publish action alone."""
 
     list_display = [
@@ -176,12 +174,3 @@ class SuspectPricePublicationAdmin(admin.ModelAdmin):
         "observation__offer__region",
     ]
     date_hierarchy = "published_at"
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -8,19 +8,10 @@ from pathlib import Path
 from gpuledger.errors import LocatedInputError
 from gpuledger.upsert import ChangeCount, upsert_by_natural_key
 from procurement.models import ModelArchitecture
+from procurement.sizing.presets import ARCHITECTURE_SHAPE_FIELDS, architecture_shape
 
 ARCHITECTURES_FILE = Path(__file__).resolve().parent / "data" / "model_architectures.json"
-REQUIRED = [
-    "name",
-    "params_computed",
-    "num_layers",
-    "hidden_size",
-    "num_attention_heads",
-    "num_key_value_heads",
-    "head_dim",
-    "intermediate_size",
-    "vocab_size",
-]
+REQUIRED = ["name", "params_computed", *ARCHITECTURE_SHAPE_FIELDS]
 
 
 class ArchitectureFileError(LocatedInputError):
@@ -51,13 +42,7 @@ def _architecture_row(path: Path, index: int, entry: dict) -> dict:
         "name": entry["name"],
         "hf_id": entry.get("hf_id") or "",
         "params": entry["params_computed"],
-        "num_layers": entry["num_layers"],
-        "hidden_size": entry["hidden_size"],
-        "num_attention_heads": entry["num_attention_heads"],
-        "num_key_value_heads": entry["num_key_value_heads"],
-        "head_dim": entry["head_dim"],
-        "intermediate_size": entry["intermediate_size"],
-        "vocab_size": entry["vocab_size"],
+        **architecture_shape(entry),
         "max_position_embeddings": entry.get("max_position_embeddings"),
         "tie_word_embeddings": bool(entry.get("tie_word_embeddings")),
         "gated_mlp": True,

@@ -92,20 +92,23 @@ def enqueue_notifications(event_ids: list[int]) -> None:
         notify_change_events.delay(chunk)
 
 
+# Both notification tasks retry on OSError (mail, network): backoff from 60 s doubling to a 30-minute cap, jittered, 5 retries
+NOTIFY_TASK_OPTIONS = {
+    "acks_late": True,  # idempotent: the outbox claim makes a redelivered task send nothing twice
+    "autoretry_for": (OSError,),
+    "retry_backoff": 60,
+    "retry_backoff_max": 30 * 60,
+    "retry_jitter": True,
+    "max_retries": 5,
+}
+
+
 @receiver(change_events_pending, dispatch_uid="procurement.tasks.enqueue_notifications")
 def _change_events_pending(sender, event_ids: list[int], **kwargs) -> None:
     enqueue_notifications(event_ids)
 
 
-@shared_task(
-    name="procurement.notify_change_events",
-    acks_late=True,  # idempotent: the outbox claim makes a redelivered task send nothing twice
-    autoretry_for=(OSError,),
-    retry_backoff=60,
-    retry_backoff_max=30 * 60,
-    retry_jitter=True,
-    max_retries=5,
-)
+@shared_task(name="procurement.notify_change_events", **NOTIFY_TASK_OPTIONS)
 def notify_change_events(event_ids: list[int]) -> dict:
     """Notify the owners of a chunk of events; a retry skips the ones already sent (conditional update)."""
     from procurement.services.notifications import change_events_notify
@@ -113,15 +116,7 @@ def notify_change_events(event_ids: list[int]) -> dict:
     return change_events_notify(event_ids)
 
 
-@shared_task(
-    name="procurement.notify_change_event",
-    acks_late=True,  # idempotent: the outbox claim makes a redelivered task send nothing twice
-    autoretry_for=(OSError,),
-    retry_backoff=60,
-    retry_backoff_max=30 * 60,
-    retry_jitter=True,
-    max_retries=5,
-)
+@shared_task(name="procurement.notify_change_event", **NOTIFY_TASK_OPTIONS)
 def notify_change_event(event_id: int) -> str:
     from procurement.services.notifications import change_event_notify
 

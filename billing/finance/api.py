@@ -15,9 +15,8 @@ from billing.access import HasSpendAccess
 from billing.finance.budget_service import budget_save, parse_month
 from billing.finance.sections import anomalies_between, budget_states
 from billing.finance.selectors import MAX_SPEND_ROWS, spend_rows
-from billing.review.api import REVIEW_ERROR, _date
+from billing.review.api import REVIEW_ERROR, _date, review_request_from_query
 from billing.review.engine import ReviewInputError
-from billing.review.service import make_request
 from gpuledger.api_errors import input_error_response
 from gpuledger.roles import ADMIN, FINANCE, role_permission, user_has_role
 
@@ -125,15 +124,8 @@ class Anomalies(APIView):
         },
     )
     def get(self, request):
-        query = request.query_params
         try:
-            review_request = make_request(
-                start=_date(query.get("from"), "from"),
-                end=_date(query.get("to"), "to"),
-                team=query.get("team", "")[:100],
-                currency=query.get("currency", "USD")[:3],
-                scope=request.spend_scope,
-            )
+            review_request = review_request_from_query(request)
             return Response(anomalies_between(review_request))
         except ReviewInputError as error:
             return _bad_input(error)

@@ -14,7 +14,7 @@ from billing.access import HasSpendAccess
 from billing.imports.importer import FORMAT_NAMES
 from billing.imports.upload_jobs import import_upload
 from billing.imports.uploads import UploadTooLarge
-from billing.review.engine import ReviewInputError
+from billing.review.engine import ReviewInputError, ReviewRequest
 from billing.review.service import build_review, make_request
 from gpuledger.api_errors import ROOT, ApiErrorsSerializer, error_body, error_entries, input_error_response
 from gpuledger.roles import ADMIN, FINANCE, role_permission
@@ -107,6 +107,20 @@ def _date(value: str | None, field: str) -> dt.date:
         raise ReviewInputError(field, f"must be YYYY-MM-DD, got {value!r}") from None
 
 
+def review_request_from_query(request, **filters) -> ReviewRequest:
+    """The review request of the query's period [from, to), team and currency, within the caller's spend
+    grant; ``filters``: the endpoint's other make_request filters."""
+    query = request.query_params
+    return make_request(
+        start=_date(query.get("from"), "from"),
+        end=_date(query.get("to"), "to"),
+        team=query.get("team", "")[:100],
+        currency=query.get("currency", "USD")[:3],
+        scope=request.spend_scope,
+        **filters,
+    )
+
+
 class SpendReview(APIView):
     """The GPU spend review for [from, to) (docs/billing.md): the same JSON as `manage.py spend_review`.
     An engineer with a spend grant gets their own team's spend only."""
@@ -144,14 +158,10 @@ class SpendReview(APIView):
     def get(self, request):
         query = request.query_params
         try:
-            review_request = make_request(
-                start=_date(query.get("from"), "from"),
-                end=_date(query.get("to"), "to"),
-                team=query.get("team", "")[:100],
+            review_request = review_request_from_query(
+                request,
                 project=query.get("project", "")[:100],
                 provider=query.get("provider", "")[:100],
-                currency=query.get("currency", "USD")[:3],
-                scope=request.spend_scope,
                 allocation=query.get("allocation", "")[:20],
             )
             review = build_review(review_request)

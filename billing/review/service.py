@@ -20,13 +20,17 @@ def build_review(request: ReviewRequest) -> dict:
 
 
 def _build_review(request: ReviewRequest) -> dict:
-    frame = selectors.spend_frame(request)
-    period_rows = frame  # prices for every triple seen (the previous period's are harmless)
+    return _review_of(selectors.spend_frame(request), request)
+
+
+def _review_of(frame, request: ReviewRequest) -> dict:
+    """The review of the request's spend rows `frame`: priced, with finance's sections and the warnings."""
     utilization = selectors.utilization_frame(request)
     review = spend_review(
         frame,
         request,
-        prices=selectors.price_context(period_rows, request.currency),
+        # prices for every triple seen (the previous period's are harmless)
+        prices=selectors.price_context(frame, request.currency),
         utilization=utilization,
     )
     review |= finance_review(frame, request, utilization)  # showback, budgets, anomalies
@@ -93,15 +97,7 @@ def build_report(request: ReviewRequest) -> dict:
 
 def _build_report(request: ReviewRequest) -> dict:
     frame = selectors.spend_frame(request)
-    utilization = selectors.utilization_frame(request)
-    review = spend_review(
-        frame,
-        request,
-        prices=selectors.price_context(frame, request.currency),
-        utilization=utilization,
-    )
-    review |= finance_review(frame, request, utilization)  # showback, budgets, anomalies
-    review = with_warnings(review, request)
+    review = _review_of(frame, request)
     filters = {"team": request.team, "project": request.project, "provider": request.provider}
     return review_report_data(
         review,

@@ -149,18 +149,7 @@ def spot_details(
         return details
     history = np.asarray(price_history_usd if price_history_usd is not None else (), dtype=float)
     details["simulation"] = dict(
-        _simulation(
-            economics,
-            float(hours),
-            instances,
-            write,
-            restart,
-            options.spot_simulation_trials,
-            options.spot_simulation_seed,
-            options.fx_rate_from_usd,
-            options.currency,
-            history.tobytes(),
-        )
+        _simulated(economics, float(hours), instances, write, restart, options, history.tobytes())
     )
     if not known:  # no advisor data: the band is a guess, so the bad case is read at the worst band
         simulation, worst = (
@@ -215,17 +204,8 @@ def _warnings(known: bool, observed_at: str | None, stale: bool) -> list[str]:
 def _widened_p90(economics, hours, instances, write, restart, options, history_bytes) -> dict[str, Any]:
     """P90 hours and cost simulated at the worst band (>20%) for a row whose band is assumed."""
     worst = len(BAND_LABELS) - 1
-    at_worst = _simulation(
-        _at_band(economics, worst, write, restart),
-        hours,
-        instances,
-        write,
-        restart,
-        options.spot_simulation_trials,
-        options.spot_simulation_seed,
-        options.fx_rate_from_usd,
-        options.currency,
-        history_bytes,
+    at_worst = _simulated(
+        _at_band(economics, worst, write, restart), hours, instances, write, restart, options, history_bytes
     )
     return {
         "p90_hours": at_worst["p90_hours"],
@@ -356,6 +336,22 @@ def _closed_form(
 
 def _optional_float(value: Decimal | None, digits: int) -> float | None:
     return None if value is None else round(float(value), digits)
+
+
+def _simulated(economics, hours, instances, write, restart, options, history_bytes) -> dict[str, Any]:
+    """_simulation at the options' trials, seed and currency (passed as plain values: it is memoized)."""
+    return _simulation(
+        economics,
+        hours,
+        instances,
+        write,
+        restart,
+        options.spot_simulation_trials,
+        options.spot_simulation_seed,
+        options.fx_rate_from_usd,
+        options.currency,
+        history_bytes,
+    )
 
 
 @lru_cache(maxsize=ROW_MEMO_SIZE)

@@ -434,6 +434,28 @@ def recommendation_fingerprint(parameters: dict[str, Any], results: list[dict[st
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def recommendation_unchanged(
+    stored: models.Recommendation | None, workload: models.Workload, fingerprint: str
+) -> bool:
+    """The stored row already holds this answer: the same fingerprint, under the workload's current spec (or a
+    row that kept no spec, {})."""
+    return stored is not None and stored.fingerprint == fingerprint and stored.spec in ({}, workload.spec)
+
+
+def recommendation_fields(
+    workload: models.Workload, parameters: dict[str, Any], results: list[dict[str, Any]], fingerprint: str
+) -> dict[str, Any]:
+    """A Recommendation row's stored fields for these ranked results (who saved it is the caller's)."""
+    return {
+        "workload": workload,
+        "parameters": parameters,
+        "spec": workload.spec,
+        "results": results,
+        "prices_used": ranking_prices_used(results),
+        "fingerprint": fingerprint,
+    }
+
+
 def recommendation_preview(
     *,
     workload: models.Workload,
@@ -463,16 +485,11 @@ def recommendation_create(
     ranking = recommendation_compute(spec=spec, options=options, workload=workload, context=context)
     fingerprint = recommendation_fingerprint(parameters, ranking.results)
     latest = workload.recommendations.order_by("-computed_at", "-pk").first()
-    if latest is not None and latest.fingerprint == fingerprint and latest.spec in ({}, workload.spec):
+    if recommendation_unchanged(latest, workload, fingerprint):
         latest.why_empty = ranking.why_empty  # not stored: said in the response when nothing ranked
         return latest, False
     row = models.Recommendation.objects.create(
-        workload=workload,
-        parameters=parameters,
-        spec=workload.spec,
-        results=ranking.results,
-        prices_used=ranking_prices_used(ranking.results),
-        fingerprint=fingerprint,
+        **recommendation_fields(workload, parameters, ranking.results, fingerprint),
         saved_by=saved_by if getattr(saved_by, "pk", None) else None,
     )
     row.why_empty = ranking.why_empty

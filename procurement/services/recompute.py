@@ -29,9 +29,10 @@ from procurement.services.notifications import change_event_create, change_event
 from procurement.services.recommendations import (
     RankingContext,
     ranking_options_parse,
-    ranking_prices_used,
     recommendation_compute,
+    recommendation_fields,
     recommendation_fingerprint,
+    recommendation_unchanged,
     workload_spec_parse,
 )
 from procurement.services.tco import tco_study_evaluate
@@ -242,15 +243,10 @@ def _rerank(
     measurements = ShapeMeasurements(shared.speeds | own.speeds, shared.dates | own.dates)  # own runs on top
     ranking = rankings.rank(spec, parameters, options, measurements)
     fingerprint = recommendation_fingerprint(parameters, ranking.results)
-    if previous is not None and previous.fingerprint == fingerprint and previous.spec in ({}, workload.spec):
+    if recommendation_unchanged(previous, workload, fingerprint):
         return None
     row = models.Recommendation(
-        workload=workload,
-        parameters=parameters,
-        spec=workload.spec,
-        results=ranking.results,
-        prices_used=ranking_prices_used(ranking.results),
-        fingerprint=fingerprint,
+        **recommendation_fields(workload, parameters, ranking.results, fingerprint),
         saved_by_id=previous.saved_by_id if previous else None,
     )
     return _Recomputed(workload, previous, row)

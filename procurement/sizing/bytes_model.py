@@ -932,6 +932,15 @@ def state_bytes(spec: WorkloadSpec) -> StateBytes:
     # the model's own weights a parameter (modules_to_save's copies are no layer's: largest_layer_bytes)
     own_bytes = weight_bytes - saved_module_params(spec) * saved_module_bytes(spec)
     bytes_per_weight = own_bytes / model.params if model.params else 0.0
+    # layer_activation_bytes_per_token's spec-derived inputs, the same with and without the attention scores
+    layer_inputs = (
+        activation_scale(spec),
+        trained_linears(spec),
+        fp8_linear_input_scale(spec),
+        selective_modules(spec),
+        spec.fused_swiglu,
+        spec.fp32_norm_inputs,
+    )
     return StateBytes(
         weight_bytes=weight_bytes,
         trainable_params=trainable_params(spec),
@@ -941,27 +950,9 @@ def state_bytes(spec: WorkloadSpec) -> StateBytes:
         ),
         largest_layer_bytes=counts.largest_layer_params(model, spec.parallelism.expert_parallel)
         * bytes_per_weight,
-        layer_bytes_per_token=layer_activation_bytes_per_token(
-            model,
-            spec.seq_len,
-            True,
-            activation_scale(spec),
-            trained_linears(spec),
-            fp8_linear_input_scale(spec),
-            selective_modules(spec),
-            spec.fused_swiglu,
-            spec.fp32_norm_inputs,
-        ),
+        layer_bytes_per_token=layer_activation_bytes_per_token(model, spec.seq_len, True, *layer_inputs),
         layer_bytes_per_token_no_scores=layer_activation_bytes_per_token(
-            model,
-            spec.seq_len,
-            False,
-            activation_scale(spec),
-            trained_linears(spec),
-            fp8_linear_input_scale(spec),
-            selective_modules(spec),
-            spec.fused_swiglu,
-            spec.fp32_norm_inputs,
+            model, spec.seq_len, False, *layer_inputs
         ),
         layer_input_bytes_per_token=2.0 * model.hidden_size * activation_scale(spec),
         logits_bytes_per_token=logits_bytes_per_token(spec),

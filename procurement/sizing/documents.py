@@ -144,7 +144,9 @@ _IMAGE_PRESET_KNOBS = _IMAGE_KNOBS | {
     "runtime",
 }
 _IMAGE_ONLY = {"steps", "train_steps", "runtime", "vcpus_per_gpu"}
-_TEXT_KNOBS = {
+# Knobs whose form value is a word, kept as text (the others are numbers); the sizing page's
+# free-text inputs are the ones not marked numeric by this set
+TEXT_KNOBS = {
     "name",
     "task",
     "preset",
@@ -248,7 +250,7 @@ def spec_from_knobs(knobs: Mapping[str, str]) -> dict:
         text = str(knobs.get(knob) or "").strip()
         if not text or text == _UNSTATED_DEFAULTS.get(knob) or not _applies(knob, task, is_image, is_preset):
             continue
-        value = text if knob in _TEXT_KNOBS else _knob_value(text)
+        value = text if knob in TEXT_KNOBS else _knob_value(text)
         if (
             knob == "lora_modules_to_save"
         ):  # a choice naming a list; an unknown text goes through to be refused

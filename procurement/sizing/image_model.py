@@ -941,12 +941,7 @@ def inference_traffic_bytes_per_image(spec) -> float:
         passes = steps(spec) * (2 if uses_cfg(spec) else 1)
         elements *= passes
         scores *= passes
-        elements += sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
-        autoencoder = vae(spec)
-        if autoencoder:
-            decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
-            elements += decoder.saved
-            scores += decoder.eager_scores_saved
+        elements, scores = _plus_pipeline_parts(spec, side, elements, scores)
     score_bytes = 0.0 if spec.flash_attention else eager_score_passes(spec) * scores * element
     adapter = unfused_adapter_traffic_bytes_per_image(spec)
     denoiser_passes = steps(spec) * (2 if uses_cfg(spec) else 1)
@@ -1362,17 +1357,27 @@ def _eager_vit_attention(spec) -> dict | None:
     return encoder
 
 
-def eager_attention_measured_seconds_per_head(spec) -> float | None:
-    """The measured time of one head's eager attention (EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD) at this
-    ViT's token count on the measured card, scaled by (tokens / measured)^2 within
-    EAGER_ATTENTION_MEASURED_TOKEN_WINDOW of it; None where the table does not apply (fused or SDPA attention,
-    fp32, an aligned count, an unmeasured length or head width). The card is checked by the caller."""
+def _misaligned_eager_vit(spec) -> tuple[dict, int] | None:
+    """The eager ViT encoder (_eager_vit_attention) and its token count, where that count is not a multiple
+    of EAGER_ATTENTION_ALIGNMENT (the off-tensor-core path the measured table prices); None otherwise."""
     encoder = _eager_vit_attention(spec)
     if encoder is None:
         return None
     tokens = vit_tokens(spec)
     if tokens % EAGER_ATTENTION_ALIGNMENT == 0:
         return None
+    return encoder, tokens
+
+
+def eager_attention_measured_seconds_per_head(spec) -> float | None:
+    """The measured time of one head's eager attention (EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD) at this
+    ViT's token count on the measured card, scaled by (tokens / measured)^2 within
+    EAGER_ATTENTION_MEASURED_TOKEN_WINDOW of it; None where the table does not apply (fused or SDPA attention,
+    fp32, an aligned count, an unmeasured length or head width). The card is checked by the caller."""
+    misaligned = _misaligned_eager_vit(spec)
+    if misaligned is None:
+        return None
+    encoder, tokens = misaligned
     width = encoder["hidden"] // encoder["heads"]
     for (_, measured, head_width), seconds in EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD.items():
         if head_width == width and abs(tokens - measured) <= EAGER_ATTENTION_MEASURED_TOKEN_WINDOW:
@@ -1420,12 +1425,10 @@ def eager_attention_rate_note(spec, generation=None, bandwidth_bytes=None) -> st
     a multiple of 8: at the measured A100 rate (EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD), or, on another card
     or at an unmeasured length, at the counted cost, with the reason. None for aligned counts, SDPA or fused
     attention."""
-    encoder = _eager_vit_attention(spec)
-    if encoder is None:
+    misaligned = _misaligned_eager_vit(spec)
+    if misaligned is None:
         return None
-    tokens = vit_tokens(spec)
-    if tokens % EAGER_ATTENTION_ALIGNMENT == 0:
-        return None
+    encoder, tokens = misaligned
     per_head = eager_attention_measured_seconds_per_head(spec)
     ((_card, measured, width), seconds), *_ = EAGER_ATTENTION_MEASURED_SECONDS_PER_HEAD.items()
     source = (
@@ -1505,6 +1508,18 @@ def unfused_adapter_traffic_bytes_per_image(spec) -> float:
     return UNFUSED_LORA_OUTPUT_PASSES * outputs * activation_bytes_per_element(spec) * forwards
 
 
+def _plus_pipeline_parts(spec, side: int, elements: float, scores: float) -> tuple[float, float]:
+    """Saved activation elements and eager attention score elements with a diffusion pipeline's eager parts
+    added: its text encoders and its VAE decoder at ``side`` px, each run once an image."""
+    elements += sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
+    autoencoder = vae(spec)
+    if autoencoder:
+        decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
+        elements += decoder.saved
+        scores += decoder.eager_scores_saved
+    return elements, scores
+
+
 def uncompiled_parts_traffic_bytes_per_image(spec) -> float:
     """The eager traffic of a fused (`image.fused_kernels`) diffusion pipeline: diffusers' compile recipe
     compiles the denoiser only (pipe.unet = torch.compile(pipe.unet, ...): docs/source/en/optimization/
@@ -1514,13 +1529,7 @@ def uncompiled_parts_traffic_bytes_per_image(spec) -> float:
     if not is_diffusion(spec):
         return 0.0
     side, element = resolution(spec), activation_bytes_per_element(spec)
-    elements = sum(encoder_cost(e, e["tokens"]).saved for e in text_encoders(spec))
-    scores = 0.0
-    autoencoder = vae(spec)
-    if autoencoder:
-        decoder = vae_decoder_cost(autoencoder, side // autoencoder["downsample"])
-        elements += decoder.saved
-        scores += decoder.eager_scores_saved
+    elements, scores = _plus_pipeline_parts(spec, side, 0.0, 0.0)
     score_bytes = 0.0 if spec.flash_attention else eager_score_passes(spec) * scores * element
     return 2.0 * elements * element + score_bytes
 

@@ -208,6 +208,37 @@ def _yolo_tensorrt_ms(slug: str, gpu_slug: str = "a100-sxm4-80gb") -> float:
     return 1000.0 * _pipeline_seconds(spec | {"image": {"fused_kernels": True}}, gpu_slug)
 
 
+# The detector tables' GPU, as the case names it -> the catalog slug
+_DETECTOR_GPUS = {"a100": "a100-sxm4-80gb", "t4": "t4"}
+
+
+def _tensorrt_detector_case(
+    key: str,
+    preset: str,
+    name: str,
+    gpu_label: str,
+    published_ms: float,
+    source: str,
+    explanation: str = "",
+    *,
+    fit_row: bool = False,
+) -> ImageCase:
+    """A detector's published TensorRT fp16 latency (640 px, batch 1, one GPU) against _yolo_tensorrt_ms."""
+    return ImageCase(
+        key,
+        "speed",
+        f"inference, {name}, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x {gpu_label}",
+        published_ms,
+        "ms per image",
+        _yolo_tensorrt_ms(preset, _DETECTOR_GPUS[gpu_label]),
+        source,
+        explanation,
+        family="image_detection",
+        training=False,
+        fit_row=fit_row,
+    )
+
+
 def _forward_allocated_gib(slug: str, weight_bytes_per_param: float, side: int = 1024) -> float:
     """One bf16 no-grad forward of the network alone: its weights plus the forward's live activations
     (allocated bytes: no CUDA context, no allocator cache)."""
@@ -508,130 +539,67 @@ def image_cases() -> list[ImageCase]:
             family="image_diffusion",
             training=False,
         ),
-        ImageCase(
+        _tensorrt_detector_case(
             "ultralytics-yolov8x-a100-tensorrt",
-            "speed",
-            "inference, YOLOv8x, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x a100",
+            "yolov8x",
+            "YOLOv8x",
+            "a100",
             3.53,
-            "ms per image",
-            _yolo_tensorrt_ms("yolov8x"),
             ULTRALYTICS,
             DETECTOR_FIT,
-            family="image_detection",
-            training=False,
             fit_row=True,  # detector_efficiency and the forward overheads fitted on it
         ),
-        ImageCase(
+        _tensorrt_detector_case(
             "ultralytics-yolov8n-a100-tensorrt",
-            "speed",
-            "inference, YOLOv8n, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x a100",
+            "yolov8n",
+            "YOLOv8n",
+            "a100",
             0.99,
-            "ms per image",
-            _yolo_tensorrt_ms("yolov8n"),
             ULTRALYTICS,
             DETECTOR_FIT,
-            family="image_detection",
-            training=False,
             fit_row=True,  # detector_efficiency and the forward overheads fitted on it
         ),
-        ImageCase(
+        _tensorrt_detector_case(
             "ultralytics-yolov8s-a100-tensorrt",
-            "speed",
-            "inference, YOLOv8s, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x a100",
+            "yolov8s",
+            "YOLOv8s",
+            "a100",
             1.2,
-            "ms per image",
-            _yolo_tensorrt_ms("yolov8s"),
             ULTRALYTICS,
-            family="image_detection",
-            training=False,
         ),
-        ImageCase(
+        _tensorrt_detector_case(
             "ultralytics-yolov8m-a100-tensorrt",
-            "speed",
-            "inference, YOLOv8m, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x a100",
+            "yolov8m",
+            "YOLOv8m",
+            "a100",
             1.83,
-            "ms per image",
-            _yolo_tensorrt_ms("yolov8m"),
             ULTRALYTICS,
-            family="image_detection",
-            training=False,
         ),
-        ImageCase(
+        _tensorrt_detector_case(
             "ultralytics-yolov8l-a100-tensorrt",
-            "speed",
-            "inference, YOLOv8l, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x a100",
+            "yolov8l",
+            "YOLOv8l",
+            "a100",
             2.39,
-            "ms per image",
-            _yolo_tensorrt_ms("yolov8l"),
             ULTRALYTICS,
-            family="image_detection",
-            training=False,
         ),
-        ImageCase(
-            "ultralytics-yolo11n-t4-tensorrt",
-            "speed",
-            "inference, YOLO11n, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x t4",
-            1.5,
-            "ms per image",
-            _yolo_tensorrt_ms("yolo11n", "t4"),
-            ULTRALYTICS_YOLO11,
-            family="image_detection",
-            training=False,
+        _tensorrt_detector_case(
+            "ultralytics-yolo11n-t4-tensorrt", "yolo11n", "YOLO11n", "t4", 1.5, ULTRALYTICS_YOLO11
         ),
-        ImageCase(
-            "ultralytics-yolo11s-t4-tensorrt",
-            "speed",
-            "inference, YOLO11s, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x t4",
-            2.5,
-            "ms per image",
-            _yolo_tensorrt_ms("yolo11s", "t4"),
-            ULTRALYTICS_YOLO11,
-            family="image_detection",
-            training=False,
+        _tensorrt_detector_case(
+            "ultralytics-yolo11s-t4-tensorrt", "yolo11s", "YOLO11s", "t4", 2.5, ULTRALYTICS_YOLO11
         ),
-        ImageCase(
-            "ultralytics-yolo11m-t4-tensorrt",
-            "speed",
-            "inference, YOLO11m, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x t4",
-            4.7,
-            "ms per image",
-            _yolo_tensorrt_ms("yolo11m", "t4"),
-            ULTRALYTICS_YOLO11,
-            family="image_detection",
-            training=False,
+        _tensorrt_detector_case(
+            "ultralytics-yolo11m-t4-tensorrt", "yolo11m", "YOLO11m", "t4", 4.7, ULTRALYTICS_YOLO11
         ),
-        ImageCase(
-            "ultralytics-yolo11l-t4-tensorrt",
-            "speed",
-            "inference, YOLO11l, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x t4",
-            6.2,
-            "ms per image",
-            _yolo_tensorrt_ms("yolo11l", "t4"),
-            ULTRALYTICS_YOLO11,
-            family="image_detection",
-            training=False,
+        _tensorrt_detector_case(
+            "ultralytics-yolo11l-t4-tensorrt", "yolo11l", "YOLO11l", "t4", 6.2, ULTRALYTICS_YOLO11
         ),
-        ImageCase(
-            "ultralytics-yolo11x-t4-tensorrt",
-            "speed",
-            "inference, YOLO11x, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x t4",
-            11.3,
-            "ms per image",
-            _yolo_tensorrt_ms("yolo11x", "t4"),
-            ULTRALYTICS_YOLO11,
-            family="image_detection",
-            training=False,
+        _tensorrt_detector_case(
+            "ultralytics-yolo11x-t4-tensorrt", "yolo11x", "YOLO11x", "t4", 11.3, ULTRALYTICS_YOLO11
         ),
-        ImageCase(
-            "rt-detr-r50-t4-tensorrt",
-            "speed",
-            "inference, RT-DETR-R50, fp16, 640 px, batch 1, TensorRT (image.fused_kernels), 1 x t4",
-            1000 / 108,
-            "ms per image",
-            _yolo_tensorrt_ms("rt-detr-r50", "t4"),
-            RT_DETR,
-            family="image_detection",
-            training=False,
+        _tensorrt_detector_case(
+            "rt-detr-r50-t4-tensorrt", "rt-detr-r50", "RT-DETR-R50", "t4", 1000 / 108, RT_DETR
         ),
         ImageCase(
             "diffusers-bench-sdxl-unet-l40s",

@@ -73,17 +73,29 @@ def _moe_fields(moe: dict | None) -> dict:
     }
 
 
+# The layer shape every architectures-file entry states, copied as is into a preset's model fields and into the
+# stored ModelArchitecture row (procurement/architectures.py)
+ARCHITECTURE_SHAPE_FIELDS = (
+    "num_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "intermediate_size",
+    "vocab_size",
+)
+
+
+def architecture_shape(entry: dict) -> dict:
+    """An architectures-file entry's layer shape (ARCHITECTURE_SHAPE_FIELDS), in that order."""
+    return {key: entry[key] for key in ARCHITECTURE_SHAPE_FIELDS}
+
+
 def _model_fields(entry: dict) -> dict:
     fields = {
         "name": entry["name"],
         "params": float(entry["params_computed"]),
-        "num_layers": entry["num_layers"],
-        "hidden_size": entry["hidden_size"],
-        "num_attention_heads": entry["num_attention_heads"],
-        "num_key_value_heads": entry["num_key_value_heads"],
-        "head_dim": entry["head_dim"],
-        "intermediate_size": entry["intermediate_size"],
-        "vocab_size": entry["vocab_size"],
+        **architecture_shape(entry),
         "tie_word_embeddings": entry["tie_word_embeddings"],
         "attention_qkv_bias": bool(entry.get("attention_qkv_bias")),
         "gated_mlp": True,  # every bundled LLM uses a SwiGLU MLP

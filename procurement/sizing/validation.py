@@ -21,6 +21,7 @@ from procurement.sizing.compute_peak import expert_rate_inputs
 from procurement.sizing.decode_attention import sm_clock_hz
 from procurement.sizing.efficiency import serving_efficiency
 from procurement.sizing.gpus import (
+    GpuSpec,
     collective_bandwidth_gbps,
     gpu_by_slug,
     hierarchical_links,
@@ -316,6 +317,25 @@ def _trtllm(
         metric,
         gpu,
         **kw,
+    )
+
+
+def _torchtune_4090(task: str, implied: str, knobs: dict) -> Case:
+    """A torchtune README RTX 4090 row: Llama 3.1 8B, batch 2 x 2,048 tokens, full checkpointing, tokens a
+    second; ``implied``: the share of the card the published rate implies (TORCHTUNE_4090_NOTE)."""
+    spec = {
+        "task": task,
+        "model": {"preset": "llama-3.1-8b"},
+        "micro_batch_size": 2,
+        "seq_len": 2048,
+        "gradient_checkpointing": "full",
+    } | knobs
+    return Case(
+        spec,
+        "train_tps",
+        "rtx-4090",
+        estimate_runs="low",
+        explanation=TORCHTUNE_4090_NOTE.format(implied=implied),
     )
 
 
@@ -788,48 +808,14 @@ CASES: dict[str, Case] = {
         "MFU (0.51); Megatron's interleaved schedule (bubble (p - 1) / (v x m), arXiv:2104.04473 "
         "§2.2.2, parallelism.virtual_pipeline) is not stated: the paper's table gives no chunk count.",
     ),
-    "tt-llama31-8b-lora-4090-tps": Case(
-        {
-            "task": "lora",
-            "model": {"preset": "llama-3.1-8b"},
-            "micro_batch_size": 2,
-            "seq_len": 2048,
-            "gradient_checkpointing": "full",
-            "lora": {"rank": 8, "targets": ["q_proj", "v_proj", "output_proj"]},
-        },
-        "train_tps",
-        "rtx-4090",
-        estimate_runs="low",
-        explanation=TORCHTUNE_4090_NOTE.format(implied="90%"),
+    "tt-llama31-8b-lora-4090-tps": _torchtune_4090(
+        "lora", "90%", {"lora": {"rank": 8, "targets": ["q_proj", "v_proj", "output_proj"]}}
     ),
-    "tt-llama31-8b-full-4090-tps": Case(
-        {
-            "task": "full_finetune",
-            "model": {"preset": "llama-3.1-8b"},
-            "micro_batch_size": 2,
-            "seq_len": 2048,
-            "gradient_checkpointing": "full",
-            "optimizer": "paged_adamw_8bit",
-        },
-        "train_tps",
-        "rtx-4090",
-        estimate_runs="low",
-        explanation=TORCHTUNE_4090_NOTE.format(implied="64%"),
-    ),
-    "tt-llama31-8b-qlora-4090-tps": Case(
-        {
-            "task": "qlora",
-            "model": {"preset": "llama-3.1-8b"},
-            "weight_quantization": "nf4",
-            "micro_batch_size": 2,
-            "seq_len": 2048,
-            "gradient_checkpointing": "full",
-            "lora": {"rank": 8, "targets": ["q_proj", "v_proj", "output_proj"]},
-        },
-        "train_tps",
-        "rtx-4090",
-        estimate_runs="low",
-        explanation=TORCHTUNE_4090_NOTE.format(implied="70% (before dequantization)"),
+    "tt-llama31-8b-full-4090-tps": _torchtune_4090("full_finetune", "64%", {"optimizer": "paged_adamw_8bit"}),
+    "tt-llama31-8b-qlora-4090-tps": _torchtune_4090(
+        "qlora",
+        "70% (before dequantization)",
+        {"weight_quantization": "nf4", "lora": {"rank": 8, "targets": ["q_proj", "v_proj", "output_proj"]}},
     ),
     "llama31-8b-gpuhours": Case(
         {"task": "pretrain", "model": {"preset": "llama-3.1-8b"}, "training_tokens": 15e12},
@@ -923,6 +909,20 @@ def _training_rows(spec: WorkloadSpec, case: Case) -> dict[str, float]:
     return {key: float(np.asarray(value)) for key, value in rows.items()}
 
 
+def _card_rates(spec: WorkloadSpec, gpu: GpuSpec) -> dict:
+    """The card's rates both inference cases pass to inference_throughput: memory read (peak and the decode
+    fraction), dense and expert compute, SM clock."""
+    expert_peak, expert_efficiency = expert_rate_inputs(spec, gpu)
+    return {
+        "bandwidth_gbps": gpu.memory_bandwidth_gbps,
+        "achieved_bandwidth": gpu.decode_read_fraction,
+        "peak_tflops": gpu.dense_tflops(spec.precision),
+        "expert_peak_tflops": expert_peak,
+        "expert_compute_efficiency": expert_efficiency,
+        "sm_clock_hz": sm_clock_hz(gpu),
+    }
+
+
 def _estimate(spec: WorkloadSpec, case: Case) -> float:
     gpu = gpu_by_slug(case.gpu)
     if case.metric in ("model_states", "allocated", "reserved", "nvidia_smi"):
@@ -930,32 +930,17 @@ def _estimate(spec: WorkloadSpec, case: Case) -> float:
     if case.metric == "max_context":
         return _max_context(spec, case)
     if case.metric == "decode":
-        expert_peak, expert_efficiency = expert_rate_inputs(spec, gpu)
-        decode = inference_throughput(
-            spec,
-            bandwidth_gbps=gpu.memory_bandwidth_gbps,
-            achieved_bandwidth=gpu.decode_read_fraction,
-            peak_tflops=gpu.dense_tflops(spec.precision),
-            expert_peak_tflops=expert_peak,
-            expert_compute_efficiency=expert_efficiency,
-            sm_clock_hz=sm_clock_hz(gpu),
-        )
+        decode = inference_throughput(spec, **_card_rates(spec, gpu))
         return float(decode["decode_tokens_per_second_per_stream"])
     if case.metric in ("serving_tps", "ttft_ms"):
         tp = spec.parallelism.tensor_parallel
-        expert_peak, expert_efficiency = expert_rate_inputs(spec, gpu)
         served = inference_throughput(
             spec,
-            bandwidth_gbps=gpu.memory_bandwidth_gbps,
-            achieved_bandwidth=gpu.decode_read_fraction,
-            peak_tflops=gpu.dense_tflops(spec.precision),
-            expert_peak_tflops=expert_peak,
-            expert_compute_efficiency=expert_efficiency,
+            **_card_rates(spec, gpu),
             tensor_parallel_gbps=collective_bandwidth_gbps(gpu, tp),
             tensor_parallel_nvlink=tensor_parallel_over_nvlink(gpu, tp),
             generation=gpu.generation or 0,
             compute_efficiency=serving_efficiency(spec, gpu),
-            sm_clock_hz=sm_clock_hz(gpu),
             l2_cache_bytes=gpu.l2_cache_bytes,
         )
         if case.metric == "ttft_ms":

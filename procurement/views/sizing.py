@@ -16,6 +16,7 @@ from procurement.sizing import WorkloadSpecError
 from procurement.sizing.documents import (
     KNOB_PATHS,
     LORA_SAVED_MODULE_CHOICES,
+    TEXT_KNOBS,
     load_spec_text,
     spec_from_knobs,
     spec_to_yaml,
@@ -316,35 +317,6 @@ KNOB_LABELS = {
 }
 
 
-_TEXT_KNOBS = (
-    "name",
-    "runtime",
-    "lora_implementation",
-    "lora_adapter_dtype",
-    "lora_modules_to_save",
-    "serving_engine",
-    "quant_kernel",
-    "quant_format",
-    "attn_implementation",
-    "generate_harness",
-    "rotary_backend",
-    "transformers_release",
-    "eager_layer",
-    "expert_precision",
-    "decode_attention",
-    "zero_grad",
-    "optimizer_impl",
-    "torch_version",
-    "cross_entropy",
-    "training_stack",
-    "bnb_version",
-    "lm_head_4bit",
-    "bnb_storage_dtype",
-    "bnb_double_quant",
-    "prepare_kbit",
-)
-
-
 def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
     """The form's fields in order, each with its label, value, choices (None: free text) and error."""
     choices = {
@@ -383,7 +355,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
             "hint": hint,
             "value": knobs.get(knob, ""),
             "choices": choices.get(knob),
-            "numeric": knob not in _TEXT_KNOBS,
+            "numeric": knob not in TEXT_KNOBS,
             "error": errors.get(knob, ""),
         }
         for knob, (label, hint) in KNOB_LABELS.items()
