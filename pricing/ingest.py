@@ -360,7 +360,7 @@ def _ensure_instance_types(
     rows, unmapped, mapped = [], Counter(), set()
     for (provider_slug, _), inst in sorted(instances.items()):
         provider_id = providers[provider_slug].id
-        gpu_id = resolver.resolve(provider_id, inst.gpu_name, inst.name)
+        gpu_id = resolver.resolve(provider_id, inst.gpu_name, inst.name, inst.gpu_count, inst.gpu_memory_gib)
         if gpu_id is None:
             unmapped[(provider_id, inst.gpu_name)] += 1
         else:

@@ -10,8 +10,8 @@ Sources (pricing/data/gpu_specs.csv source_url / notes of each row):
   FLOP an SM a clock with FP32 accumulate: the Ada whitepaper's RTX 4090 row, the GA102 whitepaper's RTX 3090 row),
   marked derived ("Estimated throughput:"). NVIDIA's 'AI TOPS' (FP8 sparse, FP16 accumulate = 4 x the FP8
   FP32-accumulate dense figure) cross-checks the Ada ones.
-No provider in the bundled catalog prices the RTX 4080; Vast lists the others (docs/cost-model.md, "Coverage") but
-no alias maps them yet: sizeable, not ranked.
+No provider in the bundled catalog prices the RTX 4080; Vast's rows for the other three are mapped since cards2
+(pricing/data/gpu_aliases.csv; tests/procurement/outside/test_outside_consumer_cards_cards2.py): they rank.
 """
 
 import pytest
