@@ -83,3 +83,30 @@ def test_pin_memory_without_offload_is_refused_naming_the_field():
     with pytest.raises(WorkloadSpecError) as error:
         _spec(offload="none", zero_stage=3, offload_pin_memory=True)
     assert "parallelism.offload_pin_memory" in str(error.value)
+
+
+def test_zero2_optimizer_offload_moves_offl2s_bytes():
+    """ZeRO-2, optimizer offload, accumulation 8 ([CYFZ2]'s shape, stated pinned here): offl2's stage_1_and_2.py
+    @v0.14.2 bytes, (4 (A - 1) + 8) B = 36 B x P / 8 = 30.3 GB, 0.963 s at 31.5 GB/s; the host step 0.790 s."""
+    data = {
+        "task": "full_finetune",
+        "model": {"preset": "llama-2-7b"},
+        "precision": "bf16",
+        "seq_len": 4096,
+        "micro_batch_size": 1,
+        "gradient_accumulation_steps": 8,
+        "gradient_checkpointing": "full",
+        "training_tokens": 1e9,
+        "parallelism": {"gpus": 8, "zero_stage": 2, "offload": "optimizer"},
+    }
+    gpu = gpu_by_slug("a100-sxm4-80gb")
+
+    def compute(pinned: bool) -> float:
+        spec = parse_workload_spec(
+            data | {"parallelism": data["parallelism"] | {"offload_pin_memory": pinned}}
+        )
+        return float(_throughput_rows(spec, [gpu], [spec.parallelism])["compute_seconds"][0])
+
+    by_hand = (4 * 7 + 8) * P / 8 / 31.5e9 + 48 * P / 409.6e9
+    assert by_hand == pytest.approx(0.9627 + 0.7897, abs=1e-3)
+    assert compute(True) - compute(False) / 1.5 == pytest.approx(by_hand, rel=1e-6)
