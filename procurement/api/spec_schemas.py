@@ -349,6 +349,11 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "backward's stream, every one exposed (ZeRO-2: one a micro-batch; ZeRO-1: one a step); default false "
         "(DeepSpeed's default below ZeRO-3)"
     )
+    offload_pin_memory = _flag(
+        "With offload (refused without it): DeepSpeed's offload_optimizer / offload_param pin_memory; true prices "
+        "the offload as its pinned PCIe copies and the host's CPU Adam step a step, false (DeepSpeed's default) as "
+        "the flat offload_step_overhead; default false"
+    )
     multi_rank_bucket_allreduce = _flag(
         "With reduce_bucket_size (refused without it): DeepSpeed's zero_optimization.use_multi_rank_bucket_allreduce; "
         "true all-reduces each ZeRO-1/2 gradient bucket (twice a reduce-scatter's bytes), DeepSpeed's default from "

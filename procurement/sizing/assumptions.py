@@ -1384,6 +1384,24 @@ PCIE_HOST_LINK = Assumption(
     "Host-to-GPU copies of offloaded parameters: PCIe 4.0 x16, 16 GT/s x 16 lanes x 128/130 encoding / 8 = "
     "31.5 GB/s a direction (PCI-SIG PCIe Base Specification 4.0); the A100's link, a floor for PCIe 5.0 cards.",
 )
+HOST_MEMORY_BANDWIDTH = Assumption(
+    "host_memory_bandwidth_gbps",
+    409.6,
+    "GB/s, a node's CPU memory",
+    "The host's memory bandwidth a pinned-offload optimizer step streams through (parallelism.offload_pin_memory; "
+    "pinned_offload.py): two sockets of 8 DDR4-3200 channels, 2 x 8 x 3,200 MT/s x 8 B = 409.6 GB/s (DGX A100's "
+    "two AMD EPYC 7742, AMD's 8-channel DDR4-3200 spec; chenyaofo's two Xeon 8358 alike). A floor on the step's time.",
+)
+PINNED_OFFLOAD_HOST_BYTES = Assumption(
+    "pinned_offload_host_bytes_per_param",
+    48.0,
+    "bytes a trainable parameter, host memory, each step",
+    "DeepSpeed 0.14's host work a step under optimizer offload: DeepSpeedCPUAdam Step_AVX 4 fp32 loads and 3 "
+    "stores, 28 B (csrc/includes/cpu_adam.h@v0.14.2), unscale_and_clip_grads a read and write of the fp32 "
+    "gradient, 8 B, the boundary's gradient copy into the fp32 buffer (stage3.py@v0.14.0 partition_grads line "
+    "1467) 2 + 4 B, the updated fp32 partition into the 16-bit one (_reassign_or_swap_out_partitioned_parameters, "
+    "lines 2001-2002) 4 + 2 B. Counted at host_memory_bandwidth_gbps, not overlapped (a floor).",
+)
 HEADROOM_DEFAULT = Assumption(
     "headroom_default",
     0.20,
@@ -2295,6 +2313,8 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     GPUS_PER_NODE,
     OFFLOAD_OVERHEAD,
     PCIE_HOST_LINK,
+    HOST_MEMORY_BANDWIDTH,
+    PINNED_OFFLOAD_HOST_BYTES,
     HEADROOM_DEFAULT,
     TIGHT_UTILIZATION,
     OVERSIZED_UTILIZATION,

@@ -665,6 +665,7 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
             "multi_rank_bucket_allreduce": spec.parallelism.multi_rank_bucket_allreduce,
             "gradient_sync": spec.parallelism.gradient_sync,
             "offload": spec.parallelism.offload,
+            "offload_pin_memory": spec.parallelism.offload_pin_memory,
         },
         "estimate": "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate",
     }

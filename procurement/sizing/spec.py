@@ -358,6 +358,9 @@ class ParallelismSpec:
     # each gradient bucket; false: the per-rank reduce of v0.12.3 and earlier (deepspeed_reduce.py). Only with
     # reduce_bucket_size.
     multi_rank_bucket_allreduce: bool = True
+    # DeepSpeed's offload_optimizer / offload_param pin_memory (its default false): true prices the offload by its
+    # pinned copies and the host's optimizer step (pinned_offload.py) in place of the flat offload_step_overhead.
+    offload_pin_memory: bool = False
     # GRADIENT_SYNCS: where an accumulated step's data-parallel traffic can hide (DDP / ZeRO-1/2 training)
     gradient_sync: str = "overlapped"
     # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
@@ -1298,6 +1301,7 @@ PARALLELISM_KEYS = frozenset(
         "reduce_bucket_size",
         "overlap_comm",
         "multi_rank_bucket_allreduce",
+        "offload_pin_memory",
         "gradient_sync",
         "activation_offload_layers",
         *SPLIT_FIELDS,
@@ -1359,6 +1363,7 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         ),
         overlap_comm=reader.boolean(data, "overlap_comm", "parallelism.overlap_comm", False),
         multi_rank_bucket_allreduce=_multi_rank_bucket_allreduce(reader, data),
+        offload_pin_memory=_offload_pin_memory(reader, data),
         gradient_sync=reader.choice(
             data, "gradient_sync", "parallelism.gradient_sync", "overlapped", GRADIENT_SYNCS
         ),
@@ -1379,6 +1384,18 @@ def _multi_rank_bucket_allreduce(reader: _Reader, data: dict) -> bool:
             "parallelism.reduce_bucket_size with it",
         )
     return True if value is None else value
+
+
+def _offload_pin_memory(reader: _Reader, data: dict) -> bool:
+    """DeepSpeed's offload_optimizer.pin_memory / offload_param.pin_memory (default false,
+    deepspeed/runtime/zero/offload_config.py@v0.14.0 lines 43, 70); stated only beside parallelism.offload."""
+    path = "parallelism.offload_pin_memory"
+    value = reader.optional_boolean(data, "offload_pin_memory", path)
+    if value and data.get("offload", "none") == "none":
+        reader.error(
+            path, "is DeepSpeed's pinned host buffers for offload: state parallelism.offload with it"
+        )
+    return bool(value)
 
 
 def _activation_offload_layers(reader: _Reader, data: dict) -> int:

@@ -36,6 +36,7 @@ from procurement.sizing import (
     fsdp_reshard,
     lora_host,
     optimizer_step,
+    pinned_offload,
     qlora_dequant,
     serving_host,
 )
@@ -345,7 +346,8 @@ def _slowest_stage(spec: WorkloadSpec, pp) -> np.ndarray:
 def _step_overhead(spec: WorkloadSpec) -> float:
     """Non-communication step overheads; ZeRO-3/FSDP parameter gathers are counted as collectives."""
     overhead = 0.0
-    if spec.parallelism.offload != "none":
+    # pinned buffers: the offload's own seconds a step instead (pinned_offload.py, added in training_throughput)
+    if spec.parallelism.offload != "none" and not pinned_offload.applies(spec):
         overhead += OFFLOAD_OVERHEAD.value * offloaded_optimizer_share(spec)
     return 1.0 + overhead
 
@@ -368,8 +370,11 @@ def offloaded_weight_seconds(spec: WorkloadSpec, grad_ranks) -> np.ndarray:
     all-gather (DeepSpeed stage 3's partitioned_param_coordinator fetch of offloaded parameters,
     deepspeed/runtime/zero/partition_parameters.py@v0.14.2 _all_gather with ds_tensor on the CPU): forward, the
     recomputed forward under full checkpointing, and backward, each micro-batch, over PCIe (PCIE_HOST_LINK).
-    Full fine-tunes: inside OFFLOAD_OVERHEAD's estimate, not counted again."""
-    if spec.parallelism.offload != "optimizer_and_params" or not spec.uses_adapters:
+    Full fine-tunes: inside OFFLOAD_OVERHEAD's estimate, not counted again, unless the buffers are pinned
+    (parallelism.offload_pin_memory: the flat estimate is not charged, pinned_offload.py)."""
+    if spec.parallelism.offload != "optimizer_and_params":
+        return np.zeros_like(np.asarray(grad_ranks, dtype=float))
+    if not spec.uses_adapters and not pinned_offload.applies(spec):
         return np.zeros_like(np.asarray(grad_ranks, dtype=float))
     passes = 3.0 if spec.gradient_checkpointing == "full" else 2.0
     moved = passes * float(spec.gradient_accumulation_steps) * state_bytes(spec).weight_bytes / grad_ranks
@@ -593,6 +598,15 @@ def training_throughput(
     )
     # parameter offload under adapters: the base's weights fetched over PCIe each pass (offloaded_weight_seconds)
     compute_s = compute_s + offloaded_weight_seconds(spec, grad_ranks)
+    # pinned offload: the trainable partition's PCIe copies and the host's CPU Adam, seconds a step (pinned_offload.py)
+    compute_s = compute_s + pinned_offload.seconds_per_step(
+        spec,
+        float(state_bytes(spec).trainable_params) * expert_share(spec, gpus, tp, pp),
+        zero,
+        grad_ranks,
+        np.minimum(per_node, gpus),
+        tp * pp,
+    )
     # QLoRA: each rank unpacks its quantized base weights to 16 bits before every GEMM pass, a cost a micro-batch
     # that scales with the weights read, not with the tokens (qlora_dequant.py)
     flop_s = compute_s
