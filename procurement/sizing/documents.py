@@ -78,6 +78,7 @@ KNOB_PATHS = {
     "rotary_backend": "inference.rotary_backend",
     "expert_precision": "inference.expert_precision",
     "decode_attention": "inference.decode_attention",
+    "traffic": "inference.traffic",
     "eager_layer": "model.eager_layer",
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
@@ -130,6 +131,7 @@ _INFERENCE_ONLY = {
     "eager_layer",
     "expert_precision",
     "decode_attention",
+    "traffic",
 }
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
@@ -166,6 +168,7 @@ _TEXT_KNOBS = {
     "eager_layer",
     "expert_precision",
     "decode_attention",
+    "traffic",
     "bnb_version",
     "lm_head_4bit",
     "bnb_storage_dtype",
@@ -191,6 +194,7 @@ _UNSTATED_DEFAULTS = {
     "rotary_backend": "unstated",
     "expert_precision": "model",
     "decode_attention": "shared_kv",
+    "traffic": "streams",
     "bnb_version": "current",
     "lm_head_4bit": "false",
     "bnb_storage_dtype": "unstated",
