@@ -1463,6 +1463,7 @@ def inference_throughput(
         spec, pp, prompt, pipeline_link_gbps, tensor_parallel_nvlink
     )
     ttft_s = prefill_s + prefill_comm_s + engine_host_s
+    bound = np.where(concurrency * matmul_s > weight_read / read_rate, "compute", "memory")
     if inference.traffic == "closed_loop":
         # the steady-state mixed step (serving_load.py): the prompts of arriving streams ride the decode steps,
         # the linear layers at M = decode + prompt tokens, the prompt tokens' causal attention FLOPs and the
@@ -1471,6 +1472,7 @@ def inference_throughput(
         mixed_read, _ = decode_read_bytes(spec, concurrency + prompt_step, read_efficiency)
         mixed_batch = batch + prompt_step / in_flight
         mixed_gemm_s = np.maximum(mixed_read / read_rate, mixed_batch * matmul_s)
+        bound = np.where(mixed_batch * matmul_s > mixed_read / read_rate, "compute", "memory")
         prompt_attention_s = (
             prompt_step / in_flight * attention_forward_flops_per_token(spec.model, prompt) / flop_rate
         )
@@ -1495,7 +1497,7 @@ def inference_throughput(
         "decode_communication_seconds": decode_comm_s,
         "decode_attention_seconds": attention_s,
         "prefill_seconds_per_step": prefill_per_step_s,
-        "decode_bound": np.where(concurrency * matmul_s > weight_read / read_rate, "compute", "memory"),
+        "decode_bound": bound,
         "decode_tokens_per_second_upper_bound": 1.0 / single_stream_bound,
     }
 

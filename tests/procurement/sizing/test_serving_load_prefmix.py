@@ -41,7 +41,7 @@ def serving(preset, tp, concurrency, prompt, output, traffic):
         }
     )
     rows = inference_throughput(spec, **H100)
-    return {key: float(value) for key, value in rows.items() if key != "decode_bound"}
+    return {key: (str(value) if key == "decode_bound" else float(value)) for key, value in rows.items()}
 
 
 def test_prompt_tokens_a_step_are_the_other_streams_prompts():
@@ -64,6 +64,7 @@ def test_nim33_mixed_step_by_hand():
     read_s = 69.50e9 / (2 * 3350e9 * 0.70)
     hand_extra_s = (265 * matmul_s - read_s) + 240 * 6.5536e9 / (2 * 1979e12 * 0.46) + 160 * 3.93e6 / 450e9
     assert streams["decode_step_seconds"] == pytest.approx(0.02734, rel=0.01)
+    assert (streams["decode_bound"], closed["decode_bound"]) == ("memory", "compute")
     assert closed["decode_step_seconds"] - streams["decode_step_seconds"] == pytest.approx(
         hand_extra_s, rel=0.03
     )
