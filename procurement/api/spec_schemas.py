@@ -30,6 +30,7 @@ from procurement.sizing.image_spec import (
     IMAGE_LORA_MODULES,
     IMAGE_RUNTIMES,
 )
+from procurement.sizing.serving_load import TRAFFICS
 from procurement.sizing.spec import (
     ACTIVATION_OFFLOAD_LIMIT,
     ATTENTION_KERNELS,
@@ -502,6 +503,10 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "nothing. The rate is v0.5.0's FP16 rate, fitted on one v0.5.0 A100 FP16 Llama 2 70B row: later releases run "
         "faster an element (the v0.8.0 A100 FP16 rows imply 11.3-14.1; FP8 caches on v0.6.1+ faster still), so the "
         "figure is a lower bound on their speed. Refused for training, image models and inference.engine hf_eager",
+    )
+    traffic = _choice(
+        TRAFFICS,
+        "How the streams are loaded. streams (default): concurrency streams decoding; the time per output token is their decode step alone and the first token a lone prefill. closed_loop: a client that keeps concurrency requests open and replaces a finished one at once (genai-perf --concurrency, vLLM bench serve --max-concurrency at an unbounded rate): the other streams' prompts, (concurrency - 1) x prompt / output_tokens tokens a step, run inside the decode steps (GEMMs at the combined token count, their attention, the all-reduces), and a first token waits for the running step. Refused for training, image models and inference.engine hf_eager",
     )
     requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
     tokens_per_second = _number(

@@ -79,6 +79,7 @@ KNOB_PATHS = {
     "transformers_release": "inference.transformers_release",
     "expert_precision": "inference.expert_precision",
     "decode_attention": "inference.decode_attention",
+    "traffic": "inference.traffic",
     "eager_layer": "model.eager_layer",
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
@@ -132,6 +133,7 @@ _INFERENCE_ONLY = {
     "eager_layer",
     "expert_precision",
     "decode_attention",
+    "traffic",
 }
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}
@@ -171,6 +173,7 @@ TEXT_KNOBS = {
     "eager_layer",
     "expert_precision",
     "decode_attention",
+    "traffic",
     "bnb_version",
     "lm_head_4bit",
     "bnb_storage_dtype",
@@ -197,6 +200,7 @@ _UNSTATED_DEFAULTS = {
     "transformers_release": "unstated",
     "expert_precision": "model",
     "decode_attention": "shared_kv",
+    "traffic": "streams",
     "bnb_version": "current",
     "lm_head_4bit": "false",
     "bnb_storage_dtype": "unstated",

@@ -39,6 +39,7 @@ from procurement.sizing.presets import (
     llm_presets,
     slugify,
 )
+from procurement.sizing.serving_load import TRAFFICS
 
 _Frozen = TypeVar("_Frozen", "ModelSpec", "InferenceSpec")  # the frozen parts a parse adjusts
 
@@ -404,6 +405,10 @@ class InferenceSpec:
     # How decode attention reads a grouped-KV cache (DECODE_ATTENTIONS): "shared_kv" (each KV head read once) or
     # "per_query_head" (pre-XQA TensorRT-LLM masked MHA: every query head walks its KV head's cache; decode_attention.py)
     decode_attention: str = "shared_kv"
+    # How the streams are loaded (serving_load.TRAFFICS): "streams" (concurrency streams decoding: the time per
+    # output token is their decode step alone, the first token a lone prefill) or "closed_loop" (genai-perf
+    # --concurrency: a finished request replaced at once, its prompt riding the others' decode steps)
+    traffic: str = "streams"
     # Serving demand and latency targets (docs/workload-spec.md); None: not stated. Replicas come from the
     # demand (requests/s x output_tokens, or generated tokens/s); without one, one replica.
     requests_per_second: float | None = None
@@ -1449,6 +1454,7 @@ INFERENCE_KEYS = frozenset(
         "transformers_release",
         "expert_precision",
         "decode_attention",
+        "traffic",
         *DEMAND_LIMITS,
     }
 )
@@ -1605,6 +1611,7 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
         decode_attention=reader.choice(
             data, "decode_attention", "inference.decode_attention", "shared_kv", DECODE_ATTENTIONS
         ),
+        traffic=reader.choice(data, "traffic", "inference.traffic", "streams", TRAFFICS),
         **demand,
     )
 
@@ -2058,6 +2065,15 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             "MHA): it needs task inference, a language model and inference.engine compiled or vllm_v0 (got "
             f"{spec.task}, {spec.inference.engine}); an eager transformers loop states its attention in "
             "inference.attn_implementation",
+        )
+    if spec.inference.traffic != "streams" and (
+        spec.task != "inference" or spec.inference.engine == "hf_eager" or (model_known and model.is_image)
+    ):
+        reader.error(
+            "inference.traffic",
+            "closed_loop prices a continuous-batching engine's mixed steps (prompts inside the decode steps): it "
+            "needs task inference, a language model and inference.engine compiled or vllm_v0 (got "
+            f"{spec.task}, {spec.inference.engine})",
         )
     if spec.inference.expert_precision != "model" and model_known:
         if not model.is_moe:

@@ -39,6 +39,7 @@ from procurement.sizing import (
     pinned_offload,
     qlora_dequant,
     serving_host,
+    serving_load,
 )
 from procurement.sizing import params as counts
 from procurement.sizing.assumptions import (
@@ -1475,15 +1476,42 @@ def inference_throughput(
     prefill_comm_s = prefill_comm_s + pipeline_send_seconds(
         spec, pp, prompt, pipeline_link_gbps, tensor_parallel_nvlink
     )
+    ttft_s = prefill_s + prefill_comm_s + engine_host_s
+    bound = np.where(concurrency * matmul_s > weight_read / read_rate, "compute", "memory")
+    if inference.traffic == "closed_loop":
+        # the steady-state mixed step (serving_load.py): the prompts of arriving streams ride the decode steps,
+        # the linear layers at M = decode + prompt tokens, the prompt tokens' causal attention FLOPs and the
+        # all-reduces at M; the per-stream time per token is that step, the total a stream's cycle
+        prompt_step = serving_load.prompt_tokens_per_step(concurrency, prompt, inference.output_tokens)
+        mixed_read, _ = decode_read_bytes(spec, concurrency + prompt_step, read_efficiency)
+        mixed_batch = batch + prompt_step / in_flight
+        mixed_gemm_s = np.maximum(mixed_read / read_rate, mixed_batch * matmul_s)
+        bound = np.where(mixed_batch * matmul_s > mixed_read / read_rate, "compute", "memory")
+        prompt_attention_s = (
+            prompt_step / in_flight * attention_forward_flops_per_token(spec.model, prompt) / flop_rate
+        )
+        mixed_comm_s = serving_allreduce_seconds(
+            spec, tp, mixed_batch, link, generation=generation, nvlink=tensor_parallel_nvlink
+        ) - serving_allreduce_seconds(
+            spec, tp, batch, link, generation=generation, nvlink=tensor_parallel_nvlink
+        )
+        step_s = step_s + (mixed_gemm_s - gemm_s) + prompt_attention_s + mixed_comm_s
+        # a closed-loop arrival follows a stream's last token, at a step's end: it waits for the step already
+        # scheduled (none at one stream), then its own prefill; a stream's cycle is its first token and
+        # output_tokens - 1 mixed steps
+        ttft_s = ttft_s + (step_s if concurrency > 1 else 0.0)
+        outputs = max(float(inference.output_tokens), 1.0)
+        cycle_s = ttft_s + (outputs - 1.0) * step_s
+        prefill_per_step_s = cycle_s / outputs - step_s
     return {
         "decode_tokens_per_second_per_stream": 1.0 / step_s,
         "decode_tokens_per_second_total": concurrency / (step_s + prefill_per_step_s) * replicas,
-        "time_to_first_token_seconds": prefill_s + prefill_comm_s + engine_host_s,
+        "time_to_first_token_seconds": ttft_s,
         "decode_step_seconds": step_s,
         "decode_communication_seconds": decode_comm_s,
         "decode_attention_seconds": attention_s,
         "prefill_seconds_per_step": prefill_per_step_s,
-        "decode_bound": np.where(concurrency * matmul_s > weight_read / read_rate, "compute", "memory"),
+        "decode_bound": bound,
         "decode_tokens_per_second_upper_bound": 1.0 / single_stream_bound,
     }
 

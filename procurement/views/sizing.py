@@ -25,6 +25,7 @@ from procurement.sizing.image_knobs import IMAGE_KNOB_DEFAULTS, IMAGE_KNOB_PATHS
 from procurement.sizing.image_presets import image_architecture
 from procurement.sizing.image_spec import IMAGE_RUNTIMES
 from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
+from procurement.sizing.serving_load import TRAFFICS
 from procurement.sizing.spec import (
     ATTN_IMPLEMENTATIONS,
     CHECKPOINTING,
@@ -106,6 +107,7 @@ KNOB_DEFAULTS = {
     "eager_layer": "from_preset",
     "expert_precision": "model",
     "decode_attention": "shared_kv",
+    "traffic": "streams",
     "resolution_px": "",
     "steps": "",
     "train_steps": "",
@@ -266,6 +268,10 @@ KNOB_LABELS = {
         "experts, where stating bf16 costs 18-47% and can push H100 TP1 Mixtral out of memory. bf16 experts need "
         "an Ampere-or-later card",
     ),
+    "traffic": (
+        "Traffic",
+        "How the streams are loaded. streams (default): concurrency streams decoding; the time per output token is their decode step alone and the first token a lone prefill. closed_loop: a client that keeps concurrency requests open and replaces a finished one at once (genai-perf --concurrency, vLLM bench serve --max-concurrency at an unbounded rate): the other streams' prompts, (concurrency - 1) x prompt / output_tokens tokens a step, run inside the decode steps (GEMMs at the combined token count, their attention, the all-reduces), and a first token waits for the running step. Refused for training, image models and inference.engine hf_eager",
+    ),
     "decode_attention": (
         "Decode attention",
         "inference: shared_kv (each KV head read once: XQA, FlashAttention, vLLM paged) / per_query_head "
@@ -343,6 +349,7 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "eager_layer": ("from_preset", *EAGER_LAYERS),
         "expert_precision": EXPERT_PRECISIONS,
         "decode_attention": DECODE_ATTENTIONS,
+        "traffic": TRAFFICS,
         "lm_head_4bit": ("false", "true"),
         "bnb_storage_dtype": ("unstated", "compute", "fp16"),
         "bnb_double_quant": ("true", "false"),
