@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from procurement.sizing import dit_eager
 from procurement.sizing.assumptions import (
     ACHIEVED_BANDWIDTH,
     ADAFACTOR_CONV1X1_STATE,
@@ -50,6 +51,8 @@ from procurement.sizing.assumptions import (
 from procurement.sizing.detr_shapes import detr_cost, padded_canvas, rtdetr_training_saved
 from procurement.sizing.image_presets import component, image_preset
 from procurement.sizing.image_shapes import (
+    DIT_JOINT_BLOCK_GEMMS,
+    DIT_SINGLE_BLOCK_GEMMS,
     Cost,
     dit_cost,
     encoder_cost,
@@ -1014,7 +1017,7 @@ FLUX_QK_ROPE_BYTES_PER_ELEMENT = 54.0
 
 
 def flux_qk_chain_dram_bytes_per_step(spec, l2_cache_bytes) -> np.ndarray:
-    """DRAM bytes one eager denoising step of a Flux transformer moves in its fp32 q / k chains beyond the
+    """DRAM bytes one eager denoising step of a Flux (or qk-normed SD3.5) transformer moves in its fp32 q / k chains beyond the
     counted activations, per card (`l2_cache_bytes`: each row's L2, GpuSpec.l2_cache_bytes; None or NaN: not
     known, 0 there, today's behaviour). diffusers' FluxAttnProcessor2_0 (models/attention_processor.py
     @375ec930 2304-2340) runs RMSNorm on q and k (the joint blocks on the image and the text tokens apart,
@@ -1029,22 +1032,27 @@ def flux_qk_chain_dram_bytes_per_step(spec, l2_cache_bytes) -> np.ndarray:
     weights and other tensors share it). So at 1,024 px (4,608 tokens, 14.2M elements, 56.6 MB a tensor) the
     H100's 50 MB and the A100's 40 MB spill and the L40S's 96 MB holds it. Eager 16-bit Flux inference only
     (torch.compile fuses the chains: image.fused_kernels; training runs them too, forward and backward, not
-    priced here; SD3 has no RoPE and is not read here)."""
+    priced here). ditk: SD3.5 Large runs the same RMSNorm chains (qk_norm rms_norm; diffusers v0.32.0
+    models/attention_processor.py JointAttnProcessor2_0 1399-1470: norm_q / norm_k on the image q and k,
+    norm_added_q / norm_added_k on the text's, no RoPE), so every mmdit preset with `qk_norm` pays them and only
+    one with `rope` (FLUX.1) pays the RoPE chain; SD3 Medium (no qk norm) pays none. Under CFG the chains run on
+    the batch's two samples at once (79.7 MB an image q at SD3.5 Large's 1,024 px: the H100's L2 spills)."""
     l2 = np.asarray(np.nan if l2_cache_bytes is None else l2_cache_bytes, dtype=float)
     if spec.is_training or spec.precision == "fp32" or spec.image.fused_kernels or not is_diffusion(spec):
         return np.zeros_like(l2)
     denoiser = image_preset(spec.model.image_arch.slug)["denoiser"]
-    if denoiser.get("kind") != "mmdit" or not denoiser.get("single_blocks"):
+    if denoiser.get("kind") != "mmdit" or not denoiser.get("qk_norm"):
         return np.zeros_like(l2)
     samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     joined = spec_network_cost(spec).tokens * denoiser["hidden"] * samples
     text = (text_tokens(spec) or 0) * denoiser["hidden"] * samples
+    rope = 2 * (denoiser["joint_blocks"] + denoiser["single_blocks"]) if denoiser.get("rope") else 0
     # (elements of one tensor, bytes an element, tensors a forward): q and k in every block
     chains = (
         (joined - text, FLUX_QK_NORM_BYTES_PER_ELEMENT, 2 * denoiser["joint_blocks"]),
         (text, FLUX_QK_NORM_BYTES_PER_ELEMENT, 2 * denoiser["joint_blocks"]),
         (joined, FLUX_QK_NORM_BYTES_PER_ELEMENT, 2 * denoiser["single_blocks"]),
-        (joined, FLUX_QK_ROPE_BYTES_PER_ELEMENT, 2 * (denoiser["joint_blocks"] + denoiser["single_blocks"])),
+        (joined, FLUX_QK_ROPE_BYTES_PER_ELEMENT, rope),
     )
     total = np.zeros_like(l2)
     for elements, per_element, tensors in chains:
@@ -1066,12 +1074,13 @@ def flux_qk_chain_l2_note(spec, l2_cache_bytes, bandwidth_bytes=None) -> str | N
     denoiser = image_preset(spec.model.image_arch.slug)["denoiser"]
     samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     tensor_mb = 4.0 * spec_network_cost(spec).tokens * denoiser["hidden"] * samples / 1e6
+    chain = "RMSNorm and RoPE" if denoiser.get("rope") else "RMSNorm"
     cost = ""
     if bandwidth_bytes:
         seconds = spilled / (float(bandwidth_bytes) * ACHIEVED_BANDWIDTH.value)
         cost = f", {seconds:.3f} s a step at this card's bandwidth"
     return (
-        f"the fp32 q / k chains of this eager Flux step (RMSNorm and RoPE, each a {tensor_mb:.1f} MB fp32 tensor) "
+        f"the fp32 q / k chains of this eager DiT step ({chain}, each up to a {tensor_mb:.1f} MB fp32 tensor) "
         f"were not charged for DRAM traffic because this card's L2 cache size is unknown: had they spilled it, "
         f"they would add {spilled / 1e9:.1f} GB a step{cost}. A card with a known L2 smaller than the tensor pays "
         "it, so this card may read faster than it is; a compiled engine (image.fused_kernels) fuses the chains"
@@ -1722,10 +1731,11 @@ def eager_step_units(spec, peak_flops, bandwidth_bytes, efficiency, attention_ef
     step's GPU work, by the same terms as denoiser_step_gpu_seconds (compute at the efficiencies, activations
     written and read, eager score passes, autocast bytes). The forward's fixed kernels (launches_fixed: the time
     embedding, conv_in's bias, the output head) lead, on tiny tensors; what follows the last unit (conv_in /
-    conv_out, the output norm) is a last unit. Empty for networks without the marks (DiTs, ViTs, detectors)."""
+    conv_out, the output norm) is a last unit. An eager DiT's are its blocks (dit_eager_step_units); empty for
+    other networks without the marks (ViTs, detectors)."""
     cost = spec_network_cost(spec)
     if not cost.unit_marks:
-        return []
+        return dit_eager_step_units(spec)
     samples = spec.micro_batch_size * (2 if uses_cfg(spec) else 1)
     element = activation_bytes_per_element(spec)
     passes = 0.0 if spec.flash_attention else eager_score_passes(spec)
@@ -1757,6 +1767,37 @@ def eager_step_units(spec, peak_flops, bandwidth_bytes, efficiency, attention_ef
         seconds = compute + traffic * samples / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
         units.append((kernels, seconds))
     return units
+
+
+def _is_mmdit(spec) -> bool:
+    return (image_preset(spec.model.image_arch.slug).get("denoiser") or {}).get("kind") == "mmdit"
+
+
+def dit_eager_step_units(spec) -> list[tuple]:
+    """An eager DiT inference step's forward in launch order, as (kernels, GPU weight) per block: each block's
+    elementwise kernels (dit_eager.block_kernels, counted from diffusers v0.32.0) plus its GEMMs
+    (image_shapes.DIT_*_BLOCK_GEMMS), its weight the block's MACs (joint and single blocks alike:
+    image_shapes.dit_cost), then the output unit (norm_out and the three embedding GEMMs, dit_eager.OUTPUT_KERNELS)
+    with the embedders' MACs. eager_pass_seconds scales the weights to the step's GPU work (compute and
+    activation traffic, denoiser_step_gpu_seconds, plus the fp32 q / k chains), spread evenly over a block's
+    kernels: the queue's model as a UNet's, the host running ahead while a block's GEMMs run. Empty for training
+    (its host is training_eager_seconds_per_image's), fused stacks and other networks."""
+    if spec.is_training or spec.image.fused_kernels or not _is_mmdit(spec):
+        return []
+    denoiser = image_preset(spec.model.image_arch.slug)["denoiser"]
+    cost = spec_network_cost(spec)
+    h, ratio, tokens = denoiser["hidden"], denoiser["mlp_ratio"], cost.tokens
+    block_macs = (4 + 2 * ratio) * h * h * tokens + 2 * tokens * tokens * h
+    gemms = {"joint": DIT_JOINT_BLOCK_GEMMS, "single": DIT_SINGLE_BLOCK_GEMMS}
+    blocks = dit_eager.block_kernels(denoiser)
+    units = [(float(kernels + gemms[kind]), block_macs) for kind, kernels in blocks]
+    embedders = max(0.0, cost.macs - len(blocks) * block_macs)
+    return [*units, (float(dit_eager.OUTPUT_KERNELS), embedders)]
+
+
+def dit_forward_kernels(spec) -> float:
+    """Kernels of an eager DiT inference forward (dit_eager_step_units); 0 elsewhere."""
+    return sum(kernels for kernels, _ in dit_eager_step_units(spec))
 
 
 def eager_pass_seconds(units, pipeline_kernels: float, gpu_seconds, host_rate: float | None = None):
@@ -1807,7 +1848,7 @@ def eager_launch_seconds_per_image(spec, gpu_seconds_per_step, units=None) -> fl
         kernels = fused_pipeline_step_kernels(spec)
         excess = host_excess_seconds(kernels, gpu_seconds_per_step) if kernels else 0.0
         return excess * steps(spec) / spec.micro_batch_size
-    kernels = network_forward_kernels(spec)
+    kernels = network_forward_kernels(spec) or dit_forward_kernels(spec)
     if not kernels:
         return 0.0
     kernels += unfused_adapters(spec)[0] * UNFUSED_LORA_KERNELS

@@ -77,9 +77,18 @@ def test_the_a100_step_the_totals_hid():
     assert queue == pytest.approx(33.7e-3, abs=0.05e-3)
 
 
-def test_networks_without_unit_marks_keep_the_totals():
-    """A DiT (no per-unit count) has no units: eager_launch_seconds_per_image keeps max(G, H) there."""
+def test_an_eager_dit_step_is_its_blocks_in_order():
+    """ditk: a DiT's units are its blocks (dit_eager_step_units: elementwise kernels counted from diffusers
+    v0.32.0 + the block's GEMMs), then the output unit; FLUX.1-dev 19 joint (80 + 15) and 38 single (42 + 7)
+    blocks and norm_out + 3 embedding GEMMs (8): 58 units, 3,675 kernels. A ViT still has none (max(G, H))."""
     spec = parse_workload_spec(
         {"task": "inference", "model": {"preset": "flux.1-dev"}, "precision": "bf16", "micro_batch_size": 1}
     )
-    assert image_model.eager_step_units(spec, 989e12, 3350e9, 0.5, 0.5) == []
+    units = image_model.eager_step_units(spec, 989e12, 3350e9, 0.5, 0.5)
+    assert len(units) == 58
+    assert [k for k, _ in units[:1] + units[19:20] + units[-1:]] == [95.0, 49.0, 8.0]
+    assert sum(k for k, _ in units) == 3675.0
+    vit = parse_workload_spec(
+        {"task": "inference", "model": {"preset": "vit-b-16"}, "precision": "fp16", "micro_batch_size": 1}
+    )
+    assert image_model.eager_step_units(vit, 989e12, 3350e9, 0.5, 0.5) == []
