@@ -578,8 +578,48 @@ def dense_detector_peak_note(spec) -> str | None:
     )
 
 
+# fix51o (aud51o's FIX LIST item 2): what a later epoch's GPU_mem holds on recent Ultralytics releases. The
+# product sizes the training step (epoch 1's bar, before any validate(): [FRUIT-Y8S] -4.9%, [T4-Y8N] -1.6%); from
+# 8.3.87 the trainer empties the cache at an epoch's end only above 90% of the card (above 50% from 8.3.109, and
+# before validate() too from 8.3.152; aud51o bisected the PyPI wheels, engine/trainer.py 8.3.86 455 unconditional,
+# 8.3.87 455 `> 0.9`, 8.3.109 460 `> 0.5`, 8.3.152 459 / 482; still so at ultralytics/ultralytics@00016300
+# ultralytics/engine/trainer.py `_clear_memory(... 0.5)` before validate() and after on_fit_epoch_end), so the
+# validator's cached blocks stay in the pool. Published jumps from epoch 1 to 2, GiB (the logs print GiB from
+# 8.3.76): [FRUIT-Y8S] yolov8s b16 T4 8.3.239 3.73 -> 4.54 (+0.81; median of epochs 2-10 4.68, the product -24.2%),
+# [T4-Y8N] yolov8n b16 T4 8.4.41 2.03 -> 2.89 (+0.86, flat to epoch 24; -30.9%), [COLAB-Y11N] yolo11n b16 T4
+# 8.3.179 2.44 -> 2.59 (+0.15) (tests/procurement/outside/test_outside_gpu_mem_units_audit_aud51o.py,
+# test_outside_gpu_mem_units_yolomem.py). Not a memory term: the jump is nearly one size for a 3.0M and an 11.1M
+# model (not the validator's activations scaling with the net) and 0.15 GiB on a third run, so nothing sizes it.
+ULTRALYTICS_KEEPS_VALIDATOR_CACHE_RELEASE = "8.3.87"
+ULTRALYTICS_VALIDATOR_CACHE_JUMP_GIB = max(4.54 - 3.73, 2.89 - 2.03)
+
+
+def ultralytics_validator_cache_note(spec) -> str | None:
+    """For YOLO (Ultralytics) training: this memory is the training step's, what the bar reads before the first
+    validation; later epochs' bars can read higher on releases that keep the validator's cached blocks."""
+    if not spec.is_training or spec.model.image_arch is None or spec.model.is_image_tier or not is_yolo(spec):
+        return None
+    return (
+        "this memory is the training step's, what Ultralytics' GPU_mem reads in epoch 1, before any validation. "
+        "Readings after the first validation can be higher by up to "
+        f"~{math.ceil(ULTRALYTICS_VALIDATOR_CACHE_JUMP_GIB * 10) / 10:.1f} GiB on Ultralytics >= "
+        f"{ULTRALYTICS_KEEPS_VALIDATOR_CACHE_RELEASE}, which keeps the validator's cached blocks: from that "
+        "release the trainer empties the CUDA cache only above 90% of the card (50% from 8.3.109; "
+        "ultralytics engine/trainer.py, _clear_memory). Published T4 runs (8.3.179 to 8.4.41) read 0.15 to "
+        f"{ULTRALYTICS_VALIDATOR_CACHE_JUMP_GIB:.2f} GiB more from epoch 2, and one crept a further "
+        "0.03-0.04 GiB an epoch; not counted here"
+    )
+
+
 def memory_notes(spec) -> list[str]:
-    """The image network's saved-activation choices that a reader needs to check an answer, in words."""
+    """The image network's saved-activation choices that a reader needs to check an answer, in words, then
+    the Ultralytics validator-cache caveat where it applies (last, so the first note keeps its place)."""
+    notes = _network_memory_notes(spec)
+    kept = ultralytics_validator_cache_note(spec)
+    return notes + [kept] if kept else notes
+
+
+def _network_memory_notes(spec) -> list[str]:
     dense = dense_detector_peak_note(spec)
     if dense:
         return [dense]

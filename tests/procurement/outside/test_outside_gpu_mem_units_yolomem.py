@@ -4,12 +4,16 @@ Two things changed in Ultralytics' trainer that the project's GPU_mem comparison
 opened from PyPI; engine/trainer.py unless said):
   (1) the unit: memory_reserved() / 1e9 up to 8.3.75 (line 496), / 2**30 from 8.3.76 (line 496; 8.3.170 / 8.3.179
       526, 8.4.115 676, 8.4.124 679): tests/procurement/outside/ultralytics_gpu_mem.py;
-  (2) the clearing: up to 8.3.76 _clear_memory() empties the cache at each epoch's end (8.0.112
-      yolo/engine/trainer.py 381, 8.2.103 459, 8.3.76 455), so a bar holds that epoch's training only; at
-      8.3.170 and later (the first release with the threshold not bisected) it is _clear_memory(0.5) (8.3.170 / 8.3.179 459 before validate() and 482 at the epoch's end;
-      8.4.124 600 / 631), which empties nothing below half the card, so from epoch 2 a bar also holds the
-      validator's blocks (batch x 2) and every earlier epoch's cached blocks. Epoch 1's bar comes before any
-      validate() on every release: the one reading like the training step the product sizes.
+  (2) the clearing: up to 8.3.86 _clear_memory() empties the cache at each epoch's end, after validate()
+      (8.0.112 yolo/engine/trainer.py 381, 8.2.103 459, 8.3.76 455, 8.3.86 455), so a bar holds that epoch's
+      training only. fix51o, from aud51o's bisection of the wheels: from 8.3.87 it empties only above 90% of the
+      card (`if self._get_memory(fraction=True) > 0.9`, 8.3.87 455), from 8.3.109 above 50% (460), and from
+      8.3.152 _clear_memory(threshold=0.5) also runs before validate() (459 / 482; 8.3.170 / 8.3.179 459 / 482,
+      8.4.124 600 / 631). yolomem had placed the change at 8.3.170, the first threshold release it opened. Below
+      the threshold nothing is emptied, so from epoch 2 a bar also holds the validator's blocks (batch x 2) and
+      earlier epochs' cached blocks. Epoch 1's bar comes before any validate() on every release: the one reading
+      like the training step the product sizes (ultralytics_gpu_mem.clears_cache_each_epoch says which
+      releases let a later epoch's bar stand for it).
 
 Rows (sources as in their own modules):
   [NCHC-Y11X] YOLO11x b16 H200, ultralytics 8.4.124 (test_outside_image_audit_stop50.py): GPU_mem 15G, nvidia-smi
@@ -29,7 +33,7 @@ import pytest
 from procurement.api.sizing import size_spec_document
 from procurement.sizing.assumptions import CUDA_CONTEXT_GIB
 from tests.procurement.outside.test_outside_image_workloads_3 import YOLO11N_ASL
-from tests.procurement.outside.ultralytics_gpu_mem import GIB, gpu_mem_gb
+from tests.procurement.outside.ultralytics_gpu_mem import GIB, clears_cache_each_epoch, gpu_mem_gb
 
 MEMORY = 0.15
 MIB = 2.0**20
@@ -73,6 +77,7 @@ def test_colab_y11n_first_epoch_before_any_validation(bundled_catalog):
     without the validator's and earlier epochs' cached blocks; ours 2.30 GB is -12.2%. The median of epochs 2-10
     (2.64 GiB = 2.835 GB) stays a strict xfail (R_COLAB_Y11N, -18.9%): the climb from epoch 1 to the median,
     0.20 GiB = 0.215 GB, is 40% of the 0.535 GB gap, not the >= 80% an EXPLAINED label needs."""
+    assert not clears_cache_each_epoch("8.3.179")  # so epoch 1's bar, not a later one, reads the step
     ours = _reserved_gb(YOLO11N_ASL, "t4")
     epoch_1 = gpu_mem_gb(COLAB_Y11N_EPOCH_1, "8.3.179")
     median = gpu_mem_gb(statistics.median(COLAB_Y11N_EPOCHS_2_10), "8.3.179")
