@@ -207,6 +207,7 @@ def _throughput_rows(
     expert = np.repeat(
         [expert_rate_inputs(spec, gpu, p) for gpu, p in zip(gpus, kind_peak, strict=True)], len(plans), axis=0
     ).astype(float)
+    expert = expert.reshape(-1, 2)  # no card asked for: an empty (0, 2) table, not a flat empty array
     return inference_throughput(
         spec,
         bandwidth_gbps=bandwidth,
