@@ -245,11 +245,11 @@ def configure(
 def host_unknown(
     columns: dict[str, np.ndarray], offer: np.ndarray, shapes: Shapes, shape: np.ndarray, spec: WorkloadSpec
 ) -> np.ndarray:
-    """Per configuration: a serving row whose host figure the rule reads is unknown (NaN): RAM where the serving
+    """Per configuration: a language-model serving row whose host figure the rule reads is unknown (NaN): RAM where the serving
     stack is known (shapes.host_ram_stack_gib, sizing.host.serving_host_ram), vCPUs always (>= 4 per GPU). Training
     is not doubted for an unknown host (its rows keep their order: the brief of aud51x's fix asks production
     serving, where the host rule decides; a training row's host shortfall is a doubt only when known)."""
-    if spec.is_training:
+    if spec.is_training or spec.model.is_image:  # image generation: a batch job, its unknown host only warns
         return np.zeros(np.shape(offer), dtype=bool)
     unknown = np.isnan(columns["vcpus"][offer])
     if shapes.host_ram_stack_gib is not None:

@@ -310,6 +310,7 @@ def rank_workload_loop(
                 # production serving on a host the catalog does not know: one host doubt too, never two (aud51x)
                 host_doubt = host_doubt or (
                     not spec.is_training
+                    and not spec.model.is_image
                     and options.deployment == "production"
                     and (math.isnan(offer.vcpus) or (stack is not None and math.isnan(offer.memory_gib)))
                 )
