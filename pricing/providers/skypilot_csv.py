@@ -50,7 +50,9 @@ MIB_PER_GIB = Decimal(1024)
 PROVIDERS_WITH_TOTAL_GPU_MEMORY = frozenset({"vast"})
 # Host figures that are placeholders, not the machine's: Vast writes 32 vCPUs and 64 GiB on every row
 # (a 1x RTX 3060 and an 8x H200 alike; the marketplace host decides). Read as unknown (None): the
-# ranking then never refuses such an offer on a host rule and says "unknown". Cudo's rows are fixed
+# ranking then never refuses such an offer on a host rule and says "unknown"; for production serving an unknown
+# host is one host doubt in the order (procurement/ranking/configurations.py host_unknown, aud51x), and Vast's
+# marketplace offers (pricing/providers/vast_market.py) carry the machine's own figures instead. Cudo's rows are fixed
 # bundles too (1x2v4gb ... 8x96v192gb), but each is a VM one can launch at exactly that size and its
 # price moves with it (ice-lake-a40-compute 1x2v4gb 0.3698 $/h, 1x24v48gb 0.5876 $/h): known figures,
 # so the guides' host rules of thumb warn on the small bundles (pricing/data/SOURCES.md).

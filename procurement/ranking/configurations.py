@@ -1,4 +1,16 @@
-"""Configurations: offers joined to their shapes, priced with the job-cost formula, filtered, ordered."""
+"""Configurations: offers joined to their shapes, priced with the job-cost formula, filtered, ordered.
+
+Order (``ranked_order``): rows without a doubt first, by (total cost, hours, catalog order); the doubted rows
+cheaper than that first row right below it, fewest doubts first, then the rest. Each doubt counts one: a tight
+fit, GPUs talking over a link the catalog does not state, a consumer serving split, and the HOST. The host is
+one doubt, counted alike whether it is known and below its rule (RAM under what the stack holds, vCPUs under
+the per-GPU rule: ``host_shortfall``) or not known at all where production serving checks it
+(``host_unknown``: a marketplace catalog's placeholder figures, read as unknown by pricing/providers/
+skypilot_csv.py). An unknown host is not a host that meets the rule (outside audit aud51x, stop 52: a Vast row
+whose host nobody checked ranked first over a known host 0.3 GiB short). Where the source carries the
+machine's own figures (Vast's marketplace offer, pricing/providers/vast_market.py) the host is checked like any.
+Doubts are counted from the fewest any fitting row has: a doubt every row shares orders nothing.
+"""
 
 from __future__ import annotations
 
@@ -56,6 +68,15 @@ class Configurations:
     # data-center card that holds the model on fewer GPUs"), so like a tight fit it ranks below the first row
     # that is not one (aud48r / aud49r: a flagged 3-4 x RTX 3090 split ranked first for Mixtral serving)
     consumer_split: np.ndarray
+    # production serving on a host whose RAM (where the serving stack is known) or vCPUs the catalog does not
+    # know: the host rule decides a serving row's order, and nobody checked it, so it is one host doubt, the
+    # same as a known host below the rule (aud51x, stop 52)
+    host_unknown: np.ndarray | None = None
+
+    @property
+    def host_doubted(self) -> np.ndarray:
+        """Per configuration: one host doubt, known and short or unknown where checked."""
+        return self.host_doubt if self.host_unknown is None else self.host_doubt | self.host_unknown
 
     def price_per_hour(self, index: int) -> float:
         """The instance-hour price ranked (USD): the quote, or the robust price of a spot outlier."""
@@ -214,7 +235,26 @@ def configure(
         consumer_serving_split(spec, shapes, shape, columns["consumer"][offer])
         & fits
         & (options.deployment == "production"),  # development: ranked by cost (options.DEPLOYMENTS)
+        host_unknown(columns, offer, shapes, shape, spec)
+        & ~columns["gpu_only"][offer]
+        & fits
+        & (options.deployment == "production"),
     )
+
+
+def host_unknown(
+    columns: dict[str, np.ndarray], offer: np.ndarray, shapes: Shapes, shape: np.ndarray, spec: WorkloadSpec
+) -> np.ndarray:
+    """Per configuration: a language-model serving row whose host figure the rule reads is unknown (NaN): RAM where the serving
+    stack is known (shapes.host_ram_stack_gib, sizing.host.serving_host_ram), vCPUs always (>= 4 per GPU). Training
+    is not doubted for an unknown host (its rows keep their order: the brief of aud51x's fix asks production
+    serving, where the host rule decides; a training row's host shortfall is a doubt only when known)."""
+    if spec.is_training or spec.model.is_image:  # image generation: a batch job, its unknown host only warns
+        return np.zeros(np.shape(offer), dtype=bool)
+    unknown = np.isnan(columns["vcpus"][offer])
+    if shapes.host_ram_stack_gib is not None:
+        unknown |= np.isnan(columns["memory_gib"][offer]) & ~np.isnan(shapes.host_ram_stack_gib[shape])
+    return unknown
 
 
 def consumer_serving_split(spec: WorkloadSpec, shapes: Shapes, shape: np.ndarray, consumer) -> np.ndarray:
@@ -331,7 +371,8 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
     """Selected feasible rows by (total cost, hours, catalog order), those that fit with headroom on a
     documented link and a host that meets the rules of thumb before the doubtful ones (tight: peak fits,
     headroom does not; GPUs that talk over a link the catalog does not state; a host below the RAM or
-    vCPU rule it is warned about, ``host_shortfall``; a serving replica split over consumer cards), and the spot rows on several instances last (a job needs all N
+    vCPU rule it is warned about, ``host_shortfall``, or, for production serving, a host the catalog does not
+    know, ``host_unknown``: one host doubt either way; a serving replica split over consumer cards), and the spot rows on several instances last (a job needs all N
     granted at once, a capacity nothing here models: priced and shown with their reclaim exposure, never the
     answer ahead of a row whose capacity is not in doubt); only the top N are fully sorted.
     With include_infeasible, the best N infeasible rows follow (by what they would cost, then hours),
@@ -349,9 +390,13 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
     doubts = (
         configs.tight[candidates].astype(np.int8)
         + configs.unstated_link[candidates]
-        + configs.host_doubt[candidates]
+        + configs.host_doubted[candidates]
         + configs.consumer_split[candidates]
     )
+    if fits.any():
+        # a doubt every fitting row shares tells them apart in nothing (hostdoubt: --provider vast, every host
+        # unknown): counted from the fewest any row has, so "no doubt" is "no doubt beyond what all share"
+        doubts = doubts - doubts[fits].min()
     roomy = _cheapest(configs, candidates[fits & (doubts == 0)], top)  # no doubt: first
     doubted = fits & (doubts > 0)
     tight_rows, tight_doubts = candidates[doubted], doubts[doubted]

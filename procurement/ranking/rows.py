@@ -441,6 +441,42 @@ UNSTATED_LINK_ORDER_REASON = (
 
 # configurations.ranked_order: a host below the rule of thumb its row warns about is ordered like a tight fit
 HOST_ORDER_REASON = "the host is below that rule of thumb: ranked below the first row whose host meets it"
+# ... and so is a production serving row whose host the catalog does not know (aud51x, stop 52): one host doubt,
+# the same as a known host below its rule, so the two are compared like for like (then by cost)
+HOST_UNKNOWN_ORDER_REASON = (
+    "the host's figures are not known, so the serving host rule is not checked: one host doubt, as a host "
+    "below the rule; ranked below the first row whose host is known and meets it"
+)
+
+
+def host_order_reason(offer, shapes: Shapes, shape: int, spec) -> str:
+    """HOST_ORDER_REASON with the rule the host misses and by how much (aud51x, stop 52: a known host 0.3 GiB
+    short was demoted in words that did not say it was 0.3 GiB): the same comparisons as
+    configurations.host_shortfall."""
+    misses = host_misses(offer, shapes, shape, spec)
+    if not misses:
+        return HOST_ORDER_REASON
+    return f"the host misses {' and '.join(misses)}: ranked below the first row whose host meets it"
+
+
+def host_misses(offer, shapes: Shapes, shape: int, spec) -> list[str]:
+    """Each host rule the offer misses, with the shortfall: RAM under what the stack holds, vCPUs under the
+    per-GPU rule (not where an image loader's rate costs them: feeds_loader)."""
+    misses = []
+    ram, vcpus = float(offer["memory_gib"]), float(offer["vcpus"])
+    if shapes.host_ram_stack_gib is not None:
+        stack = float(shapes.host_ram_stack_gib[shape])
+        if ram < stack:
+            misses.append(
+                f"the RAM its stack holds by {stack - ram:.1f} GiB ({ram:g} of {stack:.1f} GiB, "
+                f"{(stack - ram) / stack:.1%} short)"
+            )
+    needed = float(shapes.host_vcpus[shape])
+    if not feeds_loader(spec) and vcpus < needed:
+        misses.append(f"the vCPU rule by {needed - vcpus:g} ({vcpus:g} of {needed:g} vCPUs)")
+    return misses
+
+
 # configurations.ranked_order: a serving replica split over consumer cards is ordered like a tight fit
 CONSUMER_SPLIT_ORDER_REASON = (
     "a serving replica split over consumer cards: ranked below the first row that is not one"
@@ -506,7 +542,9 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age,
     reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
     reasons.extend(_offer_reasons(offer, shapes, shape, host))
     if configs.host_doubt[index]:
-        reasons.append(HOST_ORDER_REASON)
+        reasons.append(host_order_reason(offer, shapes, shape, spec))
+    elif configs.host_unknown is not None and configs.host_unknown[index]:
+        reasons.append(HOST_UNKNOWN_ORDER_REASON)
     if configs.consumer_split[index]:
         reasons.append(CONSUMER_SPLIT_ORDER_REASON)
     link = shapes.links[int(shapes.link[shape])]

@@ -307,6 +307,13 @@ def rank_workload_loop(
                 host_doubt = (
                     stack is not None and offer.memory_gib < per_instance * (stack[0] + offloaded)
                 ) or (not feeds_loader(spec) and offer.vcpus < vcpus_needed)
+                # production serving on a host the catalog does not know: one host doubt too, never two (aud51x)
+                host_doubt = host_doubt or (
+                    not spec.is_training
+                    and not spec.model.is_image
+                    and options.deployment == "production"
+                    and (math.isnan(offer.vcpus) or (stack is not None and math.isnan(offer.memory_gib)))
+                )
                 paid_instances = instances
                 if not spec.is_training:  # instances from the demand
                     replicas = _serving_instances(spec, gpu, total_gpus, tp, pp, offer.interconnect)
@@ -339,6 +346,9 @@ def rank_workload_loop(
     rows.sort(key=lambda row: (row[5], row[0], row[1]))  # no doubt first, then by how many doubts
     last = [row for row in rows if row[6]]  # spot on several instances at once: after every other row
     rows = [row for row in rows if not row[6]]
+    # doubts counted from the fewest any row has: a doubt all share orders nothing (hostdoubt)
+    base = min((row[5] for row in rows), default=0)
+    rows = [(*row[:5], row[5] - base, *row[6:]) for row in rows]
     # ...except tight rows cheaper than the first roomy row, shown right below it (issue 26)
     roomy = [row for row in rows if not row[5]]
     if roomy:

@@ -344,12 +344,17 @@ def test_llmfit_qwen3_8b_rtx4090_one_stream(bundled_catalog):
 def test_llmfit_development_ranking_puts_one_4090_first(bundled_catalog):
     """--deployment development: row 1 lium RTX4090_1x $213.87 a month (16.7 GiB, 7.29 GiB margin), then vast 2 x RTX
     3090 $250.37 (two one-card replicas, data parallel), lium RTX4090_1x $264.97, vast RTX 6000 Ada $279.57, vast
-    RTX 4090 $301.47. Every row fits one replica on one card and rebuilds; the production ranking gives the same
-    row 1 (no consumer split to demote)."""
+    RTX 4090 $301.47. Every row fits one replica on one card and rebuilds. The production ranking (hostdoubt, stop
+    52; was the same row 1, whose host is unknown: 'host RAM and vCPUs unknown for this offer: not checked') puts
+    lium RTX3090_1x $301.47 first (host known and meeting the serving rule), and the lium RTX4090_1x $213.87 right
+    below it, saying its host is not known (configurations.host_unknown: one host doubt for production serving)."""
     rows = top5(LLMFIT, deployment="development")
     assert row_problems(rows, LLMFIT) == []
     assert rows[0]["gpu"] == RTX4090 and rows[0]["gpus"] == 1
-    assert ranked(LLMFIT, 1)[0]["offer_id"] == rows[0]["offer_id"]
+    production = ranked(LLMFIT, 2)
+    assert not any("unknown for this offer" in w for w in production[0]["warnings"])
+    assert production[0]["gpus"] == 1 and production[1]["offer_id"] == rows[0]["offer_id"]
+    assert any("host's figures are not known" in r for r in production[1]["reasons"])
 
 
 # --- [ACB183] gpt-oss-20b on one H100, SGLang, 32 streams ---------------------------------------------------------
