@@ -48,6 +48,7 @@ def _speed(preset: str, prompt: int, gpus: int, stated: bool = True) -> float:
     if stated:
         spec["model"]["eager_layer"] = "qwen2"
         spec["inference"]["attn_implementation"] = "flash_attention_2"
+        spec["inference"]["transformers_release"] = "4.38.2"
     if gpus > 1:
         spec["parallelism"] = {"gpus": gpus, "pipeline_parallel": gpus}
     t = size_spec_document(copy.deepcopy(spec), [A100], calibrate=False)["throughput"]

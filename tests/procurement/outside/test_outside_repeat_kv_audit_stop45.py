@@ -59,7 +59,9 @@ _DECODE48B = (  # decode48b: the copies priced (serving_host.EAGER_2BYTE_COPY_PA
 )
 
 
-def _as_published(preset: str, prompt: int, gpus: int, *, stated: bool = True) -> float:
+def _as_published(
+    preset: str, prompt: int, gpus: int, *, stated: bool = True, release: str = "4.46.0"
+) -> float:
     spec = {
         "name": f"aud45h-{preset}-{prompt}",
         "task": "inference",
@@ -75,6 +77,8 @@ def _as_published(preset: str, prompt: int, gpus: int, *, stated: bool = True) -
     if stated:
         spec["model"]["eager_layer"] = "qwen2"
         spec["inference"]["attn_implementation"] = "flash_attention_2"
+        # qwen2up2: the page's transformers release (4.46.0), its count at hf_generate_release_kernel_host_s 19.68 us
+        spec["inference"]["transformers_release"] = release
     if gpus > 1:  # device_map "auto": layers split over the GPUs, run one after another
         spec["parallelism"] = {"gpus": gpus, "pipeline_parallel": gpus}
     t = size_spec_document(copy.deepcopy(spec), [A100], calibrate=False)["throughput"]
@@ -129,9 +133,13 @@ _ROWS = {
     # 39.474 -> 36.385 (the GPU's step now, above the 24.8 ms floor), unstated 39.474
     # fix48x (the copies at the corrected 1.944): 72b stated 6.550 -> 6.639 (+3.9%)
     "72b-6144-2gpu": ("qwen2.5-72b", 6144, 2, 6.39, 6.639, 9.035),
-    "7b-14336-1gpu": ("qwen2.5-7b", 14336, 1, 29.78, 36.385, 39.474),
-    "14b-6144-1gpu": ("qwen2.5-14b", 6144, 1, 20.51, 23.508, 23.508),
-    "7b-6144-1gpu": ("qwen2.5-7b", 6144, 1, 38.76, 40.018, 40.018),
+    # qwen2up2 (stated as run now includes transformers 4.46.0: 42 kernels a layer + 8 a token at 19.68 us; unstated
+    # unchanged): 7b-14336 stated 36.385 (+22.2%) -> 37.330 (+25.4%, its early steps on the 23.89 ms floor, was 24.77);
+    # 14b-6144 stated 23.508 (+14.6%) -> 24.473 (+19.3%, leaves its bar: strict xfail below); 7b-6144 stated 40.018
+    # (+3.2%) -> 41.478 (+7.0%); 72b stated 6.639 unchanged (GPU-bound)
+    "7b-14336-1gpu": ("qwen2.5-7b", 14336, 1, 29.78, 37.330, 39.474),
+    "14b-6144-1gpu": ("qwen2.5-14b", 6144, 1, 20.51, 24.473, 23.508),
+    "7b-6144-1gpu": ("qwen2.5-7b", 6144, 1, 38.76, 41.478, 40.018),
 }
 _WAS = {  # 72b-6144-2gpu: the strict xfail reason before decode48b (now passing)
     "72b-6144-2gpu": (
@@ -148,6 +156,17 @@ _WAS = {  # 72b-6144-2gpu: the strict xfail reason before decode48b (now passing
     ),
 }
 _REASON = {
+    "14b-6144-1gpu": (
+        "UNEXPLAINED (qwen2up2): [QW25SPEED] Qwen2.5-14B-Instruct BF16, 1 x A100, input 6,144: published 20.51; ours "
+        "stated as run 24.47 (+19.3%; was 23.51, +14.6%, inside by 0.4 points on the 51 count at 16.99 us; unstated "
+        "still 23.51). Stated, the step is the host floor of transformers 4.46.0's count at the rate read on it "
+        "(48 x 42 + 38 = 2,054 kernels x 19.68 us = 40.42 ms, this page's own 14B input-1 step: the 14B is the "
+        "rate's median fit row), so the host is priced at the run's own; the engine's 13 counted passes (GPU under "
+        "the floor) do not grow the step, where the run's grows 8.3 ms from input 1 (40.42 -> 48.76 ms): the same "
+        "figure as test_outside_qwen25_host_stop46.py's publisher's-host overshoot (24.47, +19.3%). The growth is "
+        "the KV-pass shortfall decode48 measured between columns (1.3-1.7x the counted passes a cache byte), "
+        "unsized; it passed before only because the 51-count rate put the floor 1.7 ms higher."
+    ),
     "7b-14336-1gpu": (
         "UNEXPLAINED (host): [QW25SPEED] Qwen2.5-7B-Instruct BF16, 1 x A100, input 14,336: published 29.78; ours "
         "21.85 (-26.6%), stated = unstated: the engine's 45.2 ms host floor binds (17 counted passes: GPU ~21 ms). "
@@ -163,7 +182,9 @@ _REASON = {
         "now above the 24.8 ms floor, against the run's 33.0 ms (37.4 pass-equivalents needed); the same code and "
         "cache land at 30,720 (+14.2%) and for 14B at 14,336 (+8.6%), so what is left is this row's own ~6 ms a step, "
         "unsized (the page's 7B step grows 8.2 ms from input 1 to 14,336 and 18.7 ms more to 30,720, while the "
-        "engine's GPU step grows from under the floor)."
+        "engine's GPU step grows from under the floor). qwen2up2: stated as run with transformers 4.46.0 (42 "
+        "kernels a layer + 8 a token at 19.68 us, a 23.89 ms floor, was 24.77) 36.39 -> 37.33 (+25.4%): the "
+        "decode's early steps sit on the lower floor; the row's own ~6 ms a step is still what is left."
     ),
 }
 
@@ -239,7 +260,11 @@ def test_the_page_sizes_qwen25_with_flash_attention_as_the_api_does(bundled_cata
 @pytest.mark.django_db
 def test_qwen25_7b_6144_lands_at_the_publishers_own_host_rate(bundled_catalog, monkeypatch):
     # host47b: the default harness now prices plain transformers generate at 16.99 us (was 31 us: 22.019)
-    assert _as_published("qwen2.5-7b", 6144, 1) == pytest.approx(40.018, rel=0.01)
+    # qwen2up2: stated as run (4.46.0, 1,214 kernels at 19.68 us) 40.018 -> 41.478 (+7.0%); decode46's rates below
+    # are read on the 51 count, so they are put on the unstated count (release "unstated", the same layer and
+    # attention)
+    assert _as_published("qwen2.5-7b", 6144, 1) == pytest.approx(41.478, rel=0.01)
+    assert _as_published("qwen2.5-7b", 6144, 1, release="unstated") == pytest.approx(40.018, rel=0.01)
     kernels_7b, kernels_14b = 28 * 51 + 30, 48 * 51 + 30
     rate_7b, rate_14b = 1 / 40.38 / kernels_7b, 1 / 24.74 / kernels_14b
     assert (rate_7b * 1e6, rate_14b * 1e6) == (pytest.approx(16.99, abs=0.01), pytest.approx(16.31, abs=0.01))
@@ -253,7 +278,11 @@ def test_qwen25_7b_6144_lands_at_the_publishers_own_host_rate(bundled_catalog, m
     for rate, seven_6144, fourteen_1 in ((rate_7b, 40.03, 23.75), (rate_14b, 41.67, 24.73)):
         host = dataclasses.replace(EAGER_KERNEL_HOST_SECONDS, value=rate)
         monkeypatch.setitem(serving_host.GENERATE_HARNESS_HOST, "transformers", host)  # host47b
-        assert _as_published("qwen2.5-7b", 6144, 1) == pytest.approx(seven_6144, rel=0.01)
-        assert _as_published("qwen2.5-14b", 1, 1) == pytest.approx(fourteen_1, rel=0.01)
-        assert _as_published("qwen2.5-7b", 6144, 1) == pytest.approx(38.76, rel=0.15)
-        assert _as_published("qwen2.5-14b", 1, 1) == pytest.approx(24.74, rel=0.15)
+        seven, fourteen = (
+            _as_published("qwen2.5-7b", 6144, 1, release="unstated"),
+            _as_published("qwen2.5-14b", 1, 1, release="unstated"),
+        )
+        assert seven == pytest.approx(seven_6144, rel=0.01)
+        assert fourteen == pytest.approx(fourteen_1, rel=0.01)
+        assert seven == pytest.approx(38.76, rel=0.15)
+        assert fourteen == pytest.approx(24.74, rel=0.15)
