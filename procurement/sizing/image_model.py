@@ -49,7 +49,7 @@ from procurement.sizing.assumptions import (
     VISION_PEAK_EFFICIENCY,
 )
 from procurement.sizing.detr_shapes import detr_cost, padded_canvas, rtdetr_training_saved
-from procurement.sizing.image_presets import component, image_preset
+from procurement.sizing.image_presets import component, image_preset, image_presets
 from procurement.sizing.image_shapes import (
     DIT_JOINT_BLOCK_GEMMS,
     DIT_SINGLE_BLOCK_GEMMS,
@@ -2121,14 +2121,16 @@ def is_vit(spec) -> bool:
     """A ViT classifier (family vision with a transformer `encoder`); a convolutional classifier (`convnet`:
     ResNet-50) is not one: its convolutions run at image_peak_efficiency, fitted on UNets, whose FLOPs are
     mostly convolutions too, and it has no attention, no residual LayerNorm stream and no ViT kernel count."""
-    entry = image_preset(spec.model.image_arch.slug)
-    return entry["family"] == "vision" and "encoder" in entry
+    arch = spec.model.image_arch
+    entry = image_presets().get(arch.slug) if arch is not None else None  # None: a guides' tier
+    return entry is not None and entry["family"] == "vision" and "encoder" in entry
 
 
 def is_convnet(spec) -> bool:
     """A convolutional classifier preset (`convnet`: ResNet-50)."""
     arch = spec.model.image_arch
-    return arch is not None and not spec.model.is_image_tier and "convnet" in image_preset(arch.slug)
+    entry = image_presets().get(arch.slug) if arch is not None else None  # None: a guides' tier
+    return entry is not None and "convnet" in entry
 
 
 def is_detector(spec) -> bool:
