@@ -100,6 +100,18 @@ def test_resnet50_walk_matches_torchvision_params_and_ops():
     assert cost.conv_macs == cost.macs - 2048 * 1000
 
 
+def test_resnet50_preset_states_what_the_walk_counts():
+    """The preset's published figures (image_architectures.json) are the walk's, and the engine uses the walk."""
+    from procurement.sizing.image_model import network_cost, network_params
+    from procurement.sizing.image_presets import image_preset
+
+    convnet = image_preset("resnet-50")["convnet"]
+    cost = network_cost("resnet-50", 224)
+    assert convnet["params_published"] == cost.params == network_params("resnet-50")
+    assert round(cost.macs / 1e9, 3) == convnet["gmacs_published"]
+    assert image_preset("resnet50")["slug"] == "resnet-50"
+
+
 def test_resnet50_saved_activations_by_hand():
     """Saved elements per image, walked by hand (module docstring's rule): stem 3 x 224^2 + 2 x 64 x 112^2 +
     64 x 56^2 x (1 + 4 index units) = 150,528 + 1,605,632 + 1,003,520; per stage (positions 3,136 / 784 / 196 /
