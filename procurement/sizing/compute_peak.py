@@ -115,10 +115,10 @@ def card_image_factor(spec, gpu: GpuSpec) -> float:
     the L4), which takes the T4's measured row (same 75 W cap on its clocks). Detectors keep their own
     fits (detector_efficiency includes T4 TensorRT figures), except on a GeForce card (geforce_detector_rate). A ViT on
     a GeForce card runs at geforce_vision_peak_efficiency where other cards take vision_peak_efficiency: the
-    same ratio."""
+    same ratio (fitted on ViT GEMMs, so not a convolutional classifier's: ResNet-50 takes the rows below)."""
     if spec.model.image_arch.family == "detection":
         return geforce_detector_rate(gpu, spec.precision)
-    if spec.model.image_arch.family == "vision" and is_geforce(gpu) and spec.precision in SIXTEEN_BIT:
+    if image_model.is_vit(spec) and is_geforce(gpu) and spec.precision in SIXTEEN_BIT:
         return min(geforce_rate(gpu, spec.precision), own_peak_ceiling_factor(spec))
     row = _diffusion_row(spec, gpu.slug) or image_saturation(gpu, spec.precision)
     if row is None and gpu.tdp_w is not None and gpu.tdp_w <= SLOT_POWERED_CARD_W.value:

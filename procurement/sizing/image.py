@@ -18,7 +18,7 @@ from procurement.sizing.spec import WorkloadSpec
 TIER_WARNING = "tier estimate: benchmark recommended"
 FALLBACK_NOTE = (
     "tier table: the fallback for an image architecture without a preset; presets with shapes "
-    "(sd-1.5, sdxl, sd3-medium, flux.1-dev, yolov8n-x, vit-b-16, ...) are sized from their architecture"
+    "(sd-1.5, sdxl, sd3-medium, flux.1-dev, yolov8n-x, vit-b-16, resnet-50, ...) are sized from their architecture"
 )
 
 

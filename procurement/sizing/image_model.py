@@ -49,7 +49,7 @@ from procurement.sizing.assumptions import (
     VISION_PEAK_EFFICIENCY,
 )
 from procurement.sizing.detr_shapes import detr_cost, padded_canvas, rtdetr_training_saved
-from procurement.sizing.image_presets import component, image_preset
+from procurement.sizing.image_presets import component, image_preset, image_presets
 from procurement.sizing.image_shapes import (
     DIT_JOINT_BLOCK_GEMMS,
     DIT_SINGLE_BLOCK_GEMMS,
@@ -65,6 +65,7 @@ from procurement.sizing.image_shapes import (
     yolo_convs,
     yolov8_cost,
 )
+from procurement.sizing.resnet_shapes import resnet_cost
 
 # Eager attention without SDPA (diffusers AttnProcessor: baddbmm, softmax, bmm) writes the scores, reads
 # them into the softmax, writes the probabilities and reads them into the bmm: four passes over heads x N x M.
@@ -190,6 +191,8 @@ def network_cost(slug: str, side: int, text_length: int | None = None) -> Cost:
         tokens = (latent // denoiser["patch"]) ** 2
         return dit_cost(denoiser, tokens, joint_text)
     if entry["family"] == "vision":
+        if "convnet" in entry:  # a convolutional classifier (ResNet): walked from torchvision's layers
+            return resnet_cost(entry["convnet"], side)
         encoder = entry["encoder"]
         return encoder_cost(encoder, (side // encoder["patch"]) ** 2 + 1)
     detector = entry["detector"]
@@ -215,7 +218,7 @@ def video_tokens(entry: dict, side: int) -> float:
 def network_params(slug: str) -> float:
     """The published parameter count where the source states one (our shape count otherwise)."""
     entry = image_preset(slug)
-    part = entry.get("denoiser") or entry.get("detector") or entry["encoder"]
+    part = entry.get("denoiser") or entry.get("detector") or entry.get("convnet") or entry["encoder"]
     return float(part.get("params_published") or network_cost(slug, entry["resolution_px"]).params)
 
 
@@ -277,6 +280,8 @@ def unet_proj_adapters_per_transformer(spec, denoiser: dict) -> int:
 def _network_lora_params(spec) -> float:
     rank, entry = spec.lora.rank, image_preset(spec.model.image_arch.slug)
     every = spec.image.lora_targets == "all-linear"
+    if "convnet" in entry:  # no linear but the classifier's fc: no adapter is priced
+        return 0.0
     if entry["family"] == "vision":
         e = entry["encoder"]
         h, f = e["hidden"], e["ffn"]
@@ -318,6 +323,8 @@ def lora_layers(spec) -> float:
         encoders = sum(e["layers"] * (4.0 + text_encoder_mlp_linears(spec, e)) for e in text_encoders(spec))
     entry = image_preset(spec.model.image_arch.slug)
     mlp = 2 if spec.image.lora_targets == "all-linear" else 0
+    if "convnet" in entry:
+        return encoders
     if entry["family"] == "vision":
         return encoders + float(entry["encoder"]["layers"] * (4 + mlp))
     if entry["family"] != "diffusion":
@@ -513,7 +520,7 @@ def autocast_vit_training(spec) -> bool:
     return (
         spec.is_training
         and spec.model.image_arch is not None
-        and spec.model.image_arch.family == "vision"
+        and is_vit(spec)
         and spec.precision in ("fp16", "bf16")
         and spec.master_weights_fp32
     )
@@ -1710,7 +1717,7 @@ VIT_FIXED_KERNELS = 6
 def vit_forward_kernels(spec) -> float:
     """Kernels of one eager ViT forward (VIT_BLOCK_KERNELS plus the attention's, per layer, and
     VIT_FIXED_KERNELS); 0 for other networks."""
-    if spec.model.image_arch.family != "vision":
+    if not is_vit(spec):
         return 0.0
     attention = 1 if spec.flash_attention else VIT_EAGER_ATTENTION_KERNELS
     layers = image_preset(spec.model.image_arch.slug)["encoder"]["layers"]
@@ -2040,9 +2047,9 @@ def dit_equivalent_rows(cost: Cost) -> float:
 
 def peak_efficiency(spec) -> float:
     """The saturated fraction of dense peak of the spec's network: ViT classifiers (all dense linears over
-    batch x tokens rows) at VISION_PEAK_EFFICIENCY, the others at IMAGE_PEAK_EFFICIENCY (fitted on UNets;
-    detectors are capped lower by DETECTOR_EFFICIENCY)."""
-    if spec.model.image_arch.family == "vision":
+    batch x tokens rows) at VISION_PEAK_EFFICIENCY, the others (a ResNet classifier included: is_vit) at
+    IMAGE_PEAK_EFFICIENCY (fitted on UNets; detectors are capped lower by DETECTOR_EFFICIENCY)."""
+    if is_vit(spec):
         return VISION_PEAK_EFFICIENCY.value
     return IMAGE_PEAK_EFFICIENCY.value
 
@@ -2148,6 +2155,22 @@ def has_narrow_heads(slug: str) -> bool:
         return False
     levels = zip(denoiser["block_out_channels"], denoiser["heads"], denoiser["attention"], strict=True)
     return min(channels / heads for channels, heads, attends in levels if attends) < NARROW_HEAD_WIDTH
+
+
+def is_vit(spec) -> bool:
+    """A ViT classifier (family vision with a transformer `encoder`); a convolutional classifier (`convnet`:
+    ResNet-50) is not one: its convolutions run at image_peak_efficiency, fitted on UNets, whose FLOPs are
+    mostly convolutions too, and it has no attention, no residual LayerNorm stream and no ViT kernel count."""
+    arch = spec.model.image_arch
+    entry = image_presets().get(arch.slug) if arch is not None else None  # None: a guides' tier
+    return entry is not None and entry["family"] == "vision" and "encoder" in entry
+
+
+def is_convnet(spec) -> bool:
+    """A convolutional classifier preset (`convnet`: ResNet-50)."""
+    arch = spec.model.image_arch
+    entry = image_presets().get(arch.slug) if arch is not None else None  # None: a guides' tier
+    return entry is not None and "convnet" in entry
 
 
 def is_detector(spec) -> bool:
