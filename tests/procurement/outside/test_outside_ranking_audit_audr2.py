@@ -309,8 +309,9 @@ R_HOST = (
 )
 
 
+# FIXED by hostdoubt (stop 52): an unknown host counts as one host doubt in production serving, like for like with
+# a known host short of its rule, so the Vast row no longer ranks first; R_HOST keeps the finding as audr2 wrote it.
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, reason=R_HOST)
 def test_vllmnb_mixtral_row1_host_is_sized(bundled_catalog):
     first = top5(MIXTRAL_NB)[0]
     assert not any("unknown for this offer" in w for w in first["warnings"])
