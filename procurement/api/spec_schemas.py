@@ -351,9 +351,16 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "(DeepSpeed's default below ZeRO-3)"
     )
     offload_pin_memory = _flag(
-        "With offload (refused without it): DeepSpeed's offload_optimizer / offload_param pin_memory; true prices "
-        "the offload as its pinned PCIe copies and the host's CPU Adam step a step, false (DeepSpeed's default) as "
-        "the flat offload_step_overhead; default false"
+        "With offload (refused without it): DeepSpeed's offload_optimizer / offload_param pin_memory; sets the rate "
+        "of the offload's host<->GPU copies, page-locked (pcie_host_link_gbps) when true, pageable "
+        "(pageable_host_link_gbps, DeepSpeed's default) when false; default false"
+    )
+    offload_cpu_cores_per_rank = _count(
+        "With offload (refused without it): host cores a rank's CPU optimizer step runs on (DeepSpeedCPUAdam's "
+        "OpenMP threads: --bind_cores_to_rank's share, or OMP_NUM_THREADS), 1 to 512; the step runs at "
+        "cpu_adam_params_per_core_second x these cores; default: host.vcpus_per_gpu, else the offer's vCPUs per "
+        "GPU, else 12 (assumed)",
+        maximum=512,
     )
     multi_rank_bucket_allreduce = _flag(
         "With reduce_bucket_size (refused without it): DeepSpeed's zero_optimization.use_multi_rank_bucket_allreduce; "

@@ -1371,12 +1371,6 @@ FP8_SAVED_LINEAR_INPUT = Assumption(
 GPUS_PER_NODE = Assumption(
     "gpus_per_node", 8.0, "GPUs", "HGX/DGX baseboards and cloud p4d/p5/a3 instances hold 8 GPUs."
 )
-OFFLOAD_OVERHEAD = Assumption(
-    "offload_step_overhead",
-    0.50,
-    "fraction of step time",
-    "CPU optimizer step and PCIe transfers of ZeRO-Offload; estimate, benchmark recommended.",
-)
 PCIE_HOST_LINK = Assumption(
     "pcie_host_link_gbps",
     31.5,
@@ -1384,12 +1378,42 @@ PCIE_HOST_LINK = Assumption(
     "Host-to-GPU copies of offloaded parameters: PCIe 4.0 x16, 16 GT/s x 16 lanes x 128/130 encoding / 8 = "
     "31.5 GB/s a direction (PCI-SIG PCIe Base Specification 4.0); the A100's link, a floor for PCIe 5.0 cards.",
 )
+PAGEABLE_HOST_LINK = Assumption(
+    "pageable_host_link_gbps",
+    10.0,
+    "GB/s one direction",
+    "Host<->GPU copies from pageable (not page-locked) host memory, DeepSpeed offload's default (pin_memory false, "
+    "offload_config.py@v0.14.0 lines 43, 70): the CUDA driver stages them through its own pinned bounce buffer. "
+    "NVIDIA's bandwidthTest on a DGX A100 (A100-SXM4-80GB, PCIe 4.0): pageable H2D 10.0 / D2H 10.8 GB/s against "
+    "pinned 25.7 / 25.8 (gengwg/gpu@f1ce2499 nvda_gpu_benchmark.md); the slower direction, for both.",
+)
+CPU_ADAM_PARAMS_PER_CORE_SECOND = Assumption(
+    "cpu_adam_params_per_core_second",
+    14.32e6,
+    "trainable parameters a host core steps a second",
+    "DeepSpeed's CPU optimizer step under offload (DeepSpeedCPUAdam: per element 4 loads, sqrt, divide, 5 FMA, "
+    "3 stores, an OpenMP loop over the rank's threads, csrc/includes/cpu_adam.h@14e1981a Step_AVX), with the "
+    "gradient unscale / clip and the fp32 <-> 16-bit copies around it: a rank's rate is this x the host cores it "
+    "gets (parallelism.offload_cpu_cores_per_rank). Set on ONE run, DeepSpeed PR #7474 (delock, 2025-08): "
+    "Qwen2.5-3B, ZeRO-2 optimizer offload pinned, 2 A100-40GB, a 128-core host with --bind_cores_to_rank (64 cores "
+    "a rank), 2,383.16 ms a step; less the engine's no-offload step (307.6 ms) and the pinned copies (8 B x P / 2 "
+    "at 31.5 GB/s, 391.9 ms) leaves 1,683.7 ms for P / 2 = 1.543e9 parameters on 64 cores. A measured rate, far "
+    "below the AVX arithmetic peak; host_memory_bandwidth_gbps stays a lower bound on the step.",
+)
+OFFLOAD_CPU_CORES_PER_RANK = Assumption(
+    "offload_cpu_cores_per_rank",
+    12.0,
+    "host cores a rank's CPU optimizer step runs on",
+    "Where neither parallelism.offload_cpu_cores_per_rank nor host.vcpus_per_gpu is stated: the vCPUs per GPU of "
+    "the 8-GPU A100 instances AWS p4d.24xlarge and GCP a2-highgpu-8g (96 vCPUs / 8 GPUs), one OpenMP thread a "
+    "vCPU. Assumed; state the field for a host you know.",
+)
 HOST_MEMORY_BANDWIDTH = Assumption(
     "host_memory_bandwidth_gbps",
     409.6,
     "GB/s, a node's CPU memory",
-    "The host's memory bandwidth a pinned-offload optimizer step streams through (parallelism.offload_pin_memory; "
-    "pinned_offload.py): two sockets of 8 DDR4-3200 channels, 2 x 8 x 3,200 MT/s x 8 B = 409.6 GB/s (DGX A100's "
+    "The host's memory bandwidth an offloaded optimizer step streams through (pinned_offload.py): "
+    "two sockets of 8 DDR4-3200 channels, 2 x 8 x 3,200 MT/s x 8 B = 409.6 GB/s (DGX A100's "
     "two AMD EPYC 7742, AMD's 8-channel DDR4-3200 spec; chenyaofo's two Xeon 8358 alike). A floor on the step's time.",
 )
 PINNED_OFFLOAD_HOST_BYTES = Assumption(
@@ -1400,7 +1424,8 @@ PINNED_OFFLOAD_HOST_BYTES = Assumption(
     "stores, 28 B (csrc/includes/cpu_adam.h@v0.14.2), unscale_and_clip_grads a read and write of the fp32 "
     "gradient, 8 B, the boundary's gradient copy into the fp32 buffer (stage3.py@v0.14.0 partition_grads line "
     "1467) 2 + 4 B, the updated fp32 partition into the 16-bit one (_reassign_or_swap_out_partitioned_parameters, "
-    "lines 2001-2002) 4 + 2 B. Counted at host_memory_bandwidth_gbps, not overlapped (a floor).",
+    "lines 2001-2002) 4 + 2 B. At host_memory_bandwidth_gbps a lower bound on the CPU step (the step is priced at "
+    "cpu_adam_params_per_core_second x the rank's cores, pinned_offload.py).",
 )
 HEADROOM_DEFAULT = Assumption(
     "headroom_default",
@@ -2340,8 +2365,10 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     EXPERT_DISPATCH,
     FP8_SAVED_LINEAR_INPUT,
     GPUS_PER_NODE,
-    OFFLOAD_OVERHEAD,
     PCIE_HOST_LINK,
+    PAGEABLE_HOST_LINK,
+    CPU_ADAM_PARAMS_PER_CORE_SECOND,
+    OFFLOAD_CPU_CORES_PER_RANK,
     HOST_MEMORY_BANDWIDTH,
     PINNED_OFFLOAD_HOST_BYTES,
     HEADROOM_DEFAULT,

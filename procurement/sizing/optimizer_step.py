@@ -24,7 +24,7 @@ assumptions.achieved_bandwidth_fraction of the card's bandwidth.
 
 Scope: the FOREACH path only. Applies to language-model training with master_weights_fp32 false, optimizer adamw,
 the unstated stack (training_stack other) and no optimizer offload (parallelism.offload none: ZeRO-Offload steps
-the optimizer on the CPU, its time is OFFLOAD_OVERHEAD's). Megatron, MaxText and torchtitan step fused or sharded
+the optimizer on the CPU, its time is pinned_offload.py's). Megatron, MaxText and torchtitan step fused or sharded
 optimizers of their own, llm.c counts its adamw_kernel3 in its efficiency, and image runs' pure-bf16 optimizers
 are per-tensor loops (image_model.optimizer_host_seconds). A FUSED AdamW (spec optimizer_impl fused, on
 zero_stage 0; optstep) is charged its own count: transformers' Trainer defaults to adamw_torch_fused on torch >= 2.8 (huggingface/transformers@fd798335c275520af034c678b35e8167820c7c80

@@ -1,31 +1,63 @@
-"""DeepSpeed offload with pinned host buffers (parallelism.offload_pin_memory): seconds a step, not a share of it.
+"""DeepSpeed optimizer offload (parallelism.offload): seconds a step, not a share of the compute.
 
 What DeepSpeed 0.14 moves and computes for an offloaded optimizer does not grow with the tokens a step: it is the
-rank's partition of the trainable parameters, copied over PCIe and stepped on the host's CPU. So under pinned
-buffers (DeepSpeed's `pin_memory: true`; jzhang38/EasyContext@1729d4f3 accelerate_configs/zero3_offload.json lines
-30-35 set it for both offloads) the engine charges those seconds a step in place of offload_step_overhead's flat
-share of the compute, which over-charged long-context steps (EasyContext's 64K row: 26.7 s a step against ~1 s).
+rank's partition of the trainable parameters, copied over PCIe and stepped on the host's CPU. Every offload is
+priced so (fix51e: the flat +50% of the compute, offload_step_overhead, is retired); pin_memory
+(parallelism.offload_pin_memory) sets only the rate of the copies: page-locked buffers at PCIE_HOST_LINK, pageable
+ones (DeepSpeed's default, offload_config.py@v0.14.0 lines 43, 70) at PAGEABLE_HOST_LINK.
 
-Per rank and step, over PCIe (assumptions.PCIE_HOST_LINK), trainable partition P / (dp x cp):
+Per rank and step, over PCIe, trainable partition P / (tp x pp x dp x cp):
 - ZeRO-3 (stage3.py@v0.14.0 partition_grads, lines 1418-1467): each micro-batch's 16-bit gradient partition into
-  its buffer, and from the second micro-batch on back to the GPU to be added (2 + 2 B); the updated 16-bit
+  its host buffer, and from the second micro-batch on back to the GPU to be added (2 + 2 B); the updated 16-bit
   partition back to the GPU after the step when parameters are not offloaded (4 B: the fp32 source's copy_).
   Offloaded parameters (optimizer_and_params) are fetched each pass: throughput.offloaded_weight_seconds.
 - ZeRO-1/2 (offl2, stage_1_and_2.py@v0.14.2 lines 1182, 1274, 1320-1324, 1871): (4 (A - 1) + 8) B.
-On the host, each step: assumptions.PINNED_OFFLOAD_HOST_BYTES a trainable parameter of every rank on the node, at
-assumptions.HOST_MEMORY_BANDWIDTH. Nothing is overlapped: a floor set by the bytes (the copies run beside the
-backward under overlap_comm; the CPU step does not).
+On the host, each step: DeepSpeedCPUAdam over the rank's partition, an OpenMP loop of sqrt, divide and FMAs a
+parameter (csrc/includes/cpu_adam.h@14e1981a Step_AVX, `#pragma omp parallel for`): its rate is the threads', so
+CPU_ADAM_PARAMS_PER_CORE_SECOND x the cores the rank gets (cores_per_rank). The node's memory bandwidth
+(PINNED_OFFLOAD_HOST_BYTES of every rank's partition at HOST_MEMORY_BANDWIDTH) is a lower bound on it. Nothing is
+overlapped (the copies run beside the backward under overlap_comm; the CPU step does not).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from procurement.sizing.assumptions import HOST_MEMORY_BANDWIDTH, PCIE_HOST_LINK, PINNED_OFFLOAD_HOST_BYTES
+from procurement.sizing.assumptions import (
+    CPU_ADAM_PARAMS_PER_CORE_SECOND,
+    HOST_MEMORY_BANDWIDTH,
+    OFFLOAD_CPU_CORES_PER_RANK,
+    PAGEABLE_HOST_LINK,
+    PCIE_HOST_LINK,
+    PINNED_OFFLOAD_HOST_BYTES,
+)
 
 
 def applies(spec) -> bool:
-    return spec.parallelism.offload != "none" and spec.parallelism.offload_pin_memory and spec.is_training
+    return spec.parallelism.offload != "none" and spec.is_training
+
+
+def host_link_gbps(spec) -> float:
+    """GB/s of one host<->GPU copy: page-locked (pin_memory true) or pageable, DeepSpeed's default."""
+    return PCIE_HOST_LINK.value if spec.parallelism.offload_pin_memory else PAGEABLE_HOST_LINK.value
+
+
+def cores_per_rank(spec, vcpus_per_gpu=None) -> tuple[np.ndarray, str]:
+    """(host cores a rank's CPU optimizer step runs on, where the figure comes from: stated / host / offer /
+    assumed). parallelism.offload_cpu_cores_per_rank, else host.vcpus_per_gpu, else the offer's vCPUs per GPU
+    (``vcpus_per_gpu``, where finite), else OFFLOAD_CPU_CORES_PER_RANK (assumed); one OpenMP thread a vCPU."""
+    stated = spec.parallelism.offload_cpu_cores_per_rank
+    if stated:
+        return np.asarray(float(stated)), "stated"
+    if spec.host.vcpus_per_gpu is not None and math.isfinite(spec.host.vcpus_per_gpu):
+        return np.asarray(float(spec.host.vcpus_per_gpu)), "host"
+    offer = np.asarray(np.nan if vcpus_per_gpu is None else vcpus_per_gpu, dtype=float)
+    if np.all(np.isfinite(offer)) and offer.size:
+        return offer, "offer"
+    fallback = OFFLOAD_CPU_CORES_PER_RANK.value
+    return np.where(np.isfinite(offer), offer, fallback), "assumed"
 
 
 def pcie_bytes_per_param(spec, zero) -> np.ndarray:
@@ -36,16 +68,24 @@ def pcie_bytes_per_param(spec, zero) -> np.ndarray:
     return np.where(np.asarray(zero) >= 3, zero3, zero12)
 
 
+def host_step_seconds(partition, ranks_per_node, cores) -> np.ndarray:
+    """The CPU optimizer step of a rank's ``partition`` trainable parameters on ``cores`` host cores, no shorter
+    than the node's memory traffic (every rank on it stepping at once)."""
+    compute_s = partition / (np.asarray(cores, dtype=float) * CPU_ADAM_PARAMS_PER_CORE_SECOND.value)
+    floor_s = (
+        PINNED_OFFLOAD_HOST_BYTES.value * partition * ranks_per_node / (HOST_MEMORY_BANDWIDTH.value * 1e9)
+    )
+    return np.maximum(compute_s, floor_s)
+
+
 def seconds_per_step(
-    spec, trainable_params: float, zero, grad_ranks, ranks_per_node, model_split
+    spec, trainable_params: float, zero, grad_ranks, ranks_per_node, model_split, vcpus_per_gpu=None
 ) -> np.ndarray:
-    """PCIe copies of the rank's trainable partition plus the node's CPU step. ``model_split``: tp x pp (the
-    rank's share of the model before the data-parallel split); ``ranks_per_node``: GPUs whose ranks share a host."""
+    """PCIe copies of the rank's trainable partition plus its CPU step. ``model_split``: tp x pp (the rank's share
+    of the model before the data-parallel split); ``ranks_per_node``: GPUs whose ranks share a host."""
     if not applies(spec):
         return np.zeros_like(np.asarray(grad_ranks, dtype=float))
     partition = trainable_params / (np.asarray(model_split, dtype=float) * grad_ranks)
-    pcie_s = pcie_bytes_per_param(spec, zero) * partition / (PCIE_HOST_LINK.value * 1e9)
-    host_s = (
-        PINNED_OFFLOAD_HOST_BYTES.value * partition * ranks_per_node / (HOST_MEMORY_BANDWIDTH.value * 1e9)
-    )
-    return pcie_s + host_s
+    pcie_s = pcie_bytes_per_param(spec, zero) * partition / (host_link_gbps(spec) * 1e9)
+    cores, _ = cores_per_rank(spec, vcpus_per_gpu)
+    return pcie_s + host_step_seconds(partition, ranks_per_node, cores)

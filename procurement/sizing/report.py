@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.sizing import bnb_memory, image, image_model, qlora_dequant
+from procurement.sizing import bnb_memory, image, image_model, pinned_offload, qlora_dequant
 from procurement.sizing.accelerators import effective_speed, rentable_alone_slug, speed_ratio
 from procurement.sizing.accuracy import workload_accuracy
 from procurement.sizing.assumptions import ALL_ASSUMPTIONS
@@ -670,6 +670,12 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         },
         "estimate": "tier estimate: benchmark recommended" if spec.model.is_image_tier else "estimate",
     }
+    if pinned_offload.applies(spec):  # the CPU optimizer step's host cores, and whether they are assumed
+        cores, source = pinned_offload.cores_per_rank(spec)
+        summary["parallelism"] |= {
+            "offload_cpu_cores_per_rank": float(np.max(cores)),
+            "offload_cpu_cores_source": source,
+        }
     if spec.is_training and not spec.model.is_image:  # memory at the longest batch, speed at seq_len
         summary |= {"seq_len": spec.seq_len, "max_seq_len": spec.memory_seq_len}
     if spec.model.is_image_tier:

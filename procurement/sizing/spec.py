@@ -362,6 +362,10 @@ class ParallelismSpec:
     # DeepSpeed's offload_optimizer / offload_param pin_memory (its default false): true prices the offload by its
     # pinned copies and the host's optimizer step (pinned_offload.py) in place of the flat offload_step_overhead.
     offload_pin_memory: bool = False
+    # Host cores a rank's offloaded CPU optimizer step runs on (DeepSpeedCPUAdam's OpenMP threads: the launcher's
+    # --bind_cores_to_rank share, or OMP_NUM_THREADS); 0: not stated (host.vcpus_per_gpu, the offer's vCPUs per GPU,
+    # else the assumed offload_cpu_cores_per_rank). Only with parallelism.offload (pinned_offload.py).
+    offload_cpu_cores_per_rank: int = 0
     # GRADIENT_SYNCS: where an accumulated step's data-parallel traffic can hide (DDP / ZeRO-1/2 training)
     gradient_sync: str = "overlapped"
     # The fields the document states (a contract the ranking honours, issue 26); ``gpus: auto`` states
@@ -1307,6 +1311,7 @@ PARALLELISM_KEYS = frozenset(
         "overlap_comm",
         "multi_rank_bucket_allreduce",
         "offload_pin_memory",
+        "offload_cpu_cores_per_rank",
         "gradient_sync",
         "activation_offload_layers",
         *SPLIT_FIELDS,
@@ -1369,6 +1374,7 @@ def _parse_parallelism(reader: _Reader, data: dict, strict: bool) -> Parallelism
         overlap_comm=reader.boolean(data, "overlap_comm", "parallelism.overlap_comm", False),
         multi_rank_bucket_allreduce=_multi_rank_bucket_allreduce(reader, data),
         offload_pin_memory=_offload_pin_memory(reader, data),
+        offload_cpu_cores_per_rank=_offload_cpu_cores_per_rank(reader, data),
         gradient_sync=reader.choice(
             data, "gradient_sync", "parallelism.gradient_sync", "overlapped", GRADIENT_SYNCS
         ),
@@ -1401,6 +1407,27 @@ def _offload_pin_memory(reader: _Reader, data: dict) -> bool:
             path, "is DeepSpeed's pinned host buffers for offload: state parallelism.offload with it"
         )
     return bool(value)
+
+
+OFFLOAD_CPU_CORES_LIMIT = 512  # a rank's OpenMP threads; the largest two-socket hosts have 384 cores
+
+
+def _offload_cpu_cores_per_rank(reader: _Reader, data: dict) -> int:
+    """Host cores a rank's CPU optimizer step runs on (pinned_offload.cores_per_rank); stated only beside
+    parallelism.offload, 1 to OFFLOAD_CPU_CORES_LIMIT."""
+    path = "parallelism.offload_cpu_cores_per_rank"
+    if data.get("offload_cpu_cores_per_rank") is None:
+        return 0
+    value = reader.integer(data, "offload_cpu_cores_per_rank", path, 0, minimum=1)
+    if value > OFFLOAD_CPU_CORES_LIMIT:
+        reader.error(path, f"must be <= {OFFLOAD_CPU_CORES_LIMIT}, got {value}")
+        return 0
+    if value and data.get("offload", "none") == "none":
+        reader.error(
+            path, "is the host cores of an offloaded optimizer's CPU step: state parallelism.offload with it"
+        )
+        return 0
+    return value
 
 
 def _activation_offload_layers(reader: _Reader, data: dict) -> int:

@@ -68,9 +68,7 @@ from procurement.sizing.assumptions import (
     MARLIN_INT4_DECODE_EFFICIENCY_GA102,
     MARLIN_MIN_GENERATION,
     NODE_HOP_LATENCY,
-    OFFLOAD_OVERHEAD,
     PCIE_HOP_LATENCY,
-    PCIE_HOST_LINK,
     PCIE_LL_HOP_LATENCY,
     PREFILL_EFFICIENCY_AMPERE,
     PREFILL_EFFICIENCY_FP4,
@@ -345,24 +343,10 @@ def _slowest_stage(spec: WorkloadSpec, pp) -> np.ndarray:
 
 
 def _step_overhead(spec: WorkloadSpec) -> float:
-    """Non-communication step overheads; ZeRO-3/FSDP parameter gathers are counted as collectives."""
-    overhead = 0.0
-    # pinned buffers: the offload's own seconds a step instead (pinned_offload.py, added in training_throughput)
-    if spec.parallelism.offload != "none" and not pinned_offload.applies(spec):
-        overhead += OFFLOAD_OVERHEAD.value * offloaded_optimizer_share(spec)
-    return 1.0 + overhead
-
-
-def offloaded_optimizer_share(spec: WorkloadSpec) -> float:
-    """The share of OFFLOAD_OVERHEAD (CPU Adam and the gradient / updated-weight PCIe copies, set for full
-    fine-tunes) a run pays: its trainable parameters over the model's. DeepSpeed hands the offloaded optimizer
-    only parameters with requires_grad (deepspeed/runtime/zero/stage3.py@v0.14.2 _get_trainable_parameter_groups;
-    HF Trainer's optimizer groups likewise), so under adapters the CPU step and its copies cover the adapters only
-    (a frozen base has no gradient and no optimizer state to move). Full fine-tunes: 1, as before."""
-    if not spec.uses_adapters:
-        return 1.0
-    total = float(counts.count_params(spec.model))
-    return min(1.0, adapter_params(spec) / total) if total > 0 else 1.0
+    """Non-communication step overheads; ZeRO-3/FSDP parameter gathers are counted as collectives. Offload is
+    not a share of the step any more (fix51e): its seconds a step are added in training_throughput
+    (pinned_offload.py)."""
+    return 1.0
 
 
 def offloaded_weight_seconds(spec: WorkloadSpec, grad_ranks) -> np.ndarray:
@@ -370,16 +354,13 @@ def offloaded_weight_seconds(spec: WorkloadSpec, grad_ranks) -> np.ndarray:
     base fetches each rank's 1 / grad_ranks shard of the stored weights from pinned host memory before its
     all-gather (DeepSpeed stage 3's partitioned_param_coordinator fetch of offloaded parameters,
     deepspeed/runtime/zero/partition_parameters.py@v0.14.2 _all_gather with ds_tensor on the CPU): forward, the
-    recomputed forward under full checkpointing, and backward, each micro-batch, over PCIe (PCIE_HOST_LINK).
-    Full fine-tunes: inside OFFLOAD_OVERHEAD's estimate, not counted again, unless the buffers are pinned
-    (parallelism.offload_pin_memory: the flat estimate is not charged, pinned_offload.py)."""
-    if spec.parallelism.offload != "optimizer_and_params":
-        return np.zeros_like(np.asarray(grad_ranks, dtype=float))
-    if not spec.uses_adapters and not pinned_offload.applies(spec):
+    recomputed forward under full checkpointing, and backward, each micro-batch, over PCIe at the copy rate
+    parallelism.offload_pin_memory sets (pinned_offload.host_link_gbps: page-locked or pageable)."""
+    if spec.parallelism.offload != "optimizer_and_params" or not spec.is_training:
         return np.zeros_like(np.asarray(grad_ranks, dtype=float))
     passes = 3.0 if spec.gradient_checkpointing == "full" else 2.0
     moved = passes * float(spec.gradient_accumulation_steps) * state_bytes(spec).weight_bytes / grad_ranks
-    return moved / (PCIE_HOST_LINK.value * 1e9)
+    return moved / (pinned_offload.host_link_gbps(spec) * 1e9)
 
 
 def ring_seconds(
@@ -599,7 +580,8 @@ def training_throughput(
     )
     # parameter offload under adapters: the base's weights fetched over PCIe each pass (offloaded_weight_seconds)
     compute_s = compute_s + offloaded_weight_seconds(spec, grad_ranks)
-    # pinned offload: the trainable partition's PCIe copies and the host's CPU Adam, seconds a step (pinned_offload.py)
+    # optimizer offload: the trainable partition's PCIe copies and the host's CPU Adam, seconds a step
+    # (pinned_offload.py; pin_memory sets the copies' rate, the rank's host cores the CPU step's)
     compute_s = compute_s + pinned_offload.seconds_per_step(
         spec,
         float(state_bytes(spec).trainable_params) * expert_share(spec, gpus, tp, pp),
@@ -607,6 +589,7 @@ def training_throughput(
         grad_ranks,
         np.minimum(per_node, gpus),
         tp * pp,
+        vcpus_per_gpu,
     )
     # QLoRA: each rank unpacks its quantized base weights to 16 bits before every GEMM pass, a cost a micro-batch
     # that scales with the weights read, not with the tokens (qlora_dequant.py)

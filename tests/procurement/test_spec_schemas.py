@@ -84,3 +84,12 @@ def test_the_qwen1_eager_layers_are_documented_with_the_parsers_choices():
     assert {"qwen1_unfused_norm", "qwen1_no_flash"} <= set(field.choices)
     assert "qwen1_unfused_norm" in field.help_text and "37" in field.help_text
     assert "qwen1_no_flash" in field.help_text and "45" in field.help_text
+
+
+def test_the_offload_cores_field_is_documented_bounded_as_the_parser():
+    # fix51e: parallelism.offload_cpu_cores_per_rank, 1 to 512 (spec.OFFLOAD_CPU_CORES_LIMIT), default stated
+    field = docs.WorkloadParallelismSerializer().fields["offload_cpu_cores_per_rank"]
+    assert (field.min_value, field.max_value) == (1, spec.OFFLOAD_CPU_CORES_LIMIT) == (1, 512)
+    assert "assumed" in field.help_text and "bind_cores_to_rank" in field.help_text
+    pin = docs.WorkloadParallelismSerializer().fields["offload_pin_memory"].help_text
+    assert "pageable" in pin and "offload_step_overhead" not in pin

@@ -286,8 +286,10 @@ def test_swift_lora_256k_memory_on_a100(bundled_catalog):
 
 R_SWIFT_SPEED = (
     "UNEXPLAINED (aud51u; offl sized the offload, the rest located not sized): [SWIFT] the same run: published "
-    "512,000 tokens / 43 s = 11,907 tokens/s on 4 A100, ours 4 x 580.1 = 2,320 (-80.5%; 220.7 s a step). offl: "
-    "1,554 -> 2,320 (-87.0% -> -80.5%): the flat +50% offload overhead now covers only the trainable share "
+    "512,000 tokens / 43 s = 11,907 tokens/s on 4 A100, ours 2,307 (-80.6%; fix51e: 2,320, -80.5%, before the "
+    "flat offload share was retired for per-step copies and the CPU step; the fetches now pageable, pin_memory "
+    "unstated, at 10.0 GB/s). offl: "
+    "1,554 -> 2,320 (-87.0% -> -80.5%): the flat +50% offload overhead then covered only the trainable share "
     "(DeepSpeed's offloaded optimizer holds requires_grad parameters only, stage3.py@v0.14.2 "
     "_get_trainable_parameter_groups; the run's zero3_offload.json offloads parameters, not the optimizer) plus "
     "the base's 16-bit weights fetched over PCIe (3 passes x 2 micro-batches x 15.2 GB / 4 ranks / 31.5 GB/s = "

@@ -142,9 +142,12 @@ def test_z3_checkpointing_bs8_accumulation2_memory(bundled_catalog):
 # --- ZeRO-2 + optimizer offload (a neighbour: the stated config with offload) ----------------------------------------
 R_Z2_OFFLOAD = (
     "UNEXPLAINED (aud51c; offl2 sized the located mechanisms: 8% of the gap): [CYFZ2] ZeRO-2, ckpt, optimizer "
-    "offload, BS 1/64 (accumulation 8): published 1.81 samples/s, ours 3.264 (+80.3%; a step 35.4 s published, "
-    "19.6 s ours; 3.331, +84.0%, before fix51c priced DeepSpeed 0.14.2's per-micro-batch all-reduce). The engine charges offload as a flat +50% of the step (throughput._step_overhead, "
-    "OFFLOAD_OVERHEAD: 6.27 s here); published, offload adds 20.1 s over the same run without it (4.19, 15.3 s). "
+    "offload, BS 1/64 (accumulation 8): published 1.81 samples/s, ours 3.009 (+66.2%; a step 35.4 s published, "
+    "21.3 s ours; 3.264, +80.3%, under the flat +50% before fix51e; 3.331, +84.0%, before fix51c priced DeepSpeed "
+    "0.14.2's per-micro-batch all-reduce). fix51e retired the flat +50% of the step (6.27 s here): the offload now "
+    "costs offl2's copies, pageable (pin_memory unstated, DeepSpeed's default) 36 B x P / 8 at 10.0 GB/s = 3.03 s, "
+    "and the CPU step at 14.32e6 parameters a core-second on the assumed 12 cores a rank (the run's host, two Xeon "
+    "8358, 64 cores for 8 ranks, would state 8: 7.35 s, about 2.70 samples/s, +49%), 4.90 s: 7.93 s; published, offload adds 20.1 s over the same run without it (4.19, 15.3 s). "
     "offl2 read DeepSpeed 0.14.2 (stage_1_and_2.py): with accumulation > 1, async_accumulate_grad_in_cpu_via_gpu "
     "(from line 1182, called at 1320-1324) moves each rank's partition (6.738e9 / 8 params, bf16) GPU -> CPU after "
     "micro-batches 1-7 and CPU -> GPU in micro-batches 2-8; the boundary sends the fp32 gradient (line 1274) and "

@@ -122,7 +122,11 @@ def test_it_slows_offload_and_qlora_steps_and_costs_zero3_by_its_collectives():
     zero3 = _train(spec(parallelism={"gpus": 1, "zero_stage": 3}), zero_stage=3)["step_seconds"]
     assert zero3 == pytest.approx(base)
     offload = _train(spec(parallelism={"gpus": 1, "zero_stage": 3, "offload": "optimizer"}), zero_stage=3)
-    assert offload["step_seconds"] == pytest.approx(base * 1.5)
+    # fix51e: was base x 1.5 (the flat offload_step_overhead, retired). Now seconds a step (pinned_offload.py):
+    # ZeRO-3, accumulation 1, optimizer only: 2 B of gradients out and 4 B of updated 16-bit partition back over
+    # pageable copies (pin_memory unstated, DeepSpeed's default: 10.0 GB/s), and the CPU step of all P7 on the
+    # assumed 12 cores at 14.32e6 parameters a core-second (above the 48 B / 409.6 GB/s floor, 0.79 s)
+    assert offload["step_seconds"] == pytest.approx(base + 6 * P7 / 10.0e9 + P7 / (12 * 14.32e6))
     # qlora44: was qlora == lora x 1.3 (the flat assumptions.qlora_dequant_overhead). Now the unpacking is a time a
     # micro-batch (procurement/sizing/qlora_dequant.py): bitsandbytes nf4 under full recomputation dequantizes each
     # block weight in the forward, the recomputed forward and the backward (MatMul4Bit), 2.5 bytes each (read 0.5,
@@ -176,20 +180,24 @@ def test_the_pipeline_bubble_is_p_minus_1_over_the_micro_batches_only_with_pipel
 
 def test_it_charges_lora_offload_for_the_adapters_and_the_fetched_base_weights():
     """offl (aud51u's fix list 2): DeepSpeed's offloaded optimizer holds only requires_grad parameters
-    (stage3.py@v0.14.2 _get_trainable_parameter_groups), so LoRA pays OFFLOAD_OVERHEAD (0.5, set on full
-    fine-tunes) times its adapters' share of the parameters, not 0.5 of the step (as before offl: x 1.5).
+    (stage3.py@v0.14.2 _get_trainable_parameter_groups), so LoRA's offload moves and steps its adapters only.
     Llama 2 7B, rank 8 on every linear: per layer q, k, v, o 4 x 8 x (4,096 + 4,096) = 262,144, gate and up
-    2 x 8 x (4,096 + 11,008) = 241,664, down 8 x (11,008 + 4,096) = 120,832; x 32 layers = 19,988,480."""
+    2 x 8 x (4,096 + 11,008) = 241,664, down 8 x (11,008 + 4,096) = 120,832; x 32 layers = 19,988,480.
+    fix51e: was base x (1 + 0.5 x the adapters' share) (the flat offload_step_overhead, retired); now the
+    adapters' seconds a step (pinned_offload.py), pageable copies (pin_memory unstated) at 10.0 GB/s."""
     lora = {"rank": 8, "targets": "all-linear"}
     base = _train(spec(task="lora", lora=lora, parallelism={"gpus": 1, "zero_stage": 3}), zero_stage=3)
     optimizer = _train(
         spec(task="lora", lora=lora, parallelism={"gpus": 1, "zero_stage": 3, "offload": "optimizer"}),
         zero_stage=3,
     )
-    share = 19_988_480 / P7  # adapters over the base model's parameters
-    assert optimizer["step_seconds"] == pytest.approx(base["step_seconds"] * (1 + 0.5 * share))
+    adapters = 19_988_480
+    # ZeRO-3, accumulation 1: 2 B gradients out, 4 B updated partition back; CPU step on the assumed 12 cores
+    offload_s = 6 * adapters / 10.0e9 + adapters / (12 * 14.32e6)
+    assert optimizer["step_seconds"] == pytest.approx(base["step_seconds"] + offload_s)
     # parameter offload: each pass (forward and backward, no checkpointing) copies the 16-bit base and the
-    # fp32 adapters (the bytes model's resident weights) host -> GPU over PCIe 4.0 x16, 31.5 GB/s, one micro-batch
+    # fp32 adapters (the bytes model's resident weights) host -> GPU, pageable (pin_memory unstated): 10.0 GB/s,
+    # one micro-batch; the updated partition now stays on the host (no 4 B copy back under optimizer_and_params)
     both = _train(
         spec(
             task="lora",
@@ -198,5 +206,21 @@ def test_it_charges_lora_offload_for_the_adapters_and_the_fetched_base_weights()
         ),
         zero_stage=3,
     )
-    fetched = 2 * (P7 * 2 + 19_988_480 * 4) / 31.5e9
-    assert both["step_seconds"] == pytest.approx(optimizer["step_seconds"] + fetched)
+    fetched = 2 * (P7 * 2 + 19_988_480 * 4) / 10.0e9
+    assert both["step_seconds"] == pytest.approx(optimizer["step_seconds"] + fetched - 4 * adapters / 10.0e9)
+    # pinned (parallelism.offload_pin_memory): the same bytes at PCIe 4.0 x16's 31.5 GB/s
+    pinned = _train(
+        spec(
+            task="lora",
+            lora=lora,
+            parallelism={
+                "gpus": 1,
+                "zero_stage": 3,
+                "offload": "optimizer_and_params",
+                "offload_pin_memory": True,
+            },
+        ),
+        zero_stage=3,
+    )
+    pinned_s = 2 * (P7 * 2 + adapters * 4) / 31.5e9 + 2 * adapters / 31.5e9 + adapters / (12 * 14.32e6)
+    assert pinned["step_seconds"] == pytest.approx(base["step_seconds"] + pinned_s)
