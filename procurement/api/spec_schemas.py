@@ -30,7 +30,7 @@ from procurement.sizing.image_spec import (
     IMAGE_LORA_MODULES,
     IMAGE_RUNTIMES,
 )
-from procurement.sizing.serving_load import TRAFFICS
+from procurement.sizing.serving_load import MAX_BATCHED_TOKENS_LIMITS, TRAFFICS
 from procurement.sizing.spec import (
     ACTIVATION_OFFLOAD_LIMIT,
     ATTENTION_KERNELS,
@@ -515,7 +515,13 @@ class WorkloadInferenceSerializer(serializers.Serializer):
     )
     traffic = _choice(
         TRAFFICS,
-        "How the streams are loaded. streams (default): concurrency streams decoding; the time per output token is their decode step alone and the first token a lone prefill. closed_loop: a client that keeps concurrency requests open and replaces a finished one at once (genai-perf --concurrency, vLLM bench serve --max-concurrency at an unbounded rate): the other streams' prompts, (concurrency - 1) x prompt / output_tokens tokens a step, run inside the decode steps (GEMMs at the combined token count, their attention, the all-reduces), and a first token waits for the running step. Refused for training, image models and inference.engine hf_eager",
+        "How the streams are loaded. streams (default): concurrency streams decoding; the time per output token is their decode step alone and the first token a lone prefill. closed_loop: a client that keeps concurrency requests open and replaces a finished one at once (genai-perf --concurrency, vLLM bench serve --max-concurrency at an unbounded rate), served by a scheduler that mixes prompts into decode steps (vLLM V1, TensorRT-LLM in-flight batching): each step takes the running decodes, then prompt chunks up to max_batched_tokens, so a prompt rides ceil(prompt / (budget - concurrency)) steps (GEMMs at decodes + the chunk, its attention, the all-reduces) and the other steps of a reply are decode-only; the time per output token is the mean of that mix, a first token waits for the running step, then its own chunks. SGLang does not mix prompts into decode batches by default (enable_mixed_chunk false: its prefill batches run apart), so closed_loop fits an SGLang server only with --enable-mixed-chunk. Refused for training, image models, inference.engine hf_eager and vllm_v0 (whose chunked prefill is off below a 32K max_model_len: prompts run in steps of their own), and with requests_per_second (an open-loop rate)",
+    )
+    max_batched_tokens = serializers.IntegerField(
+        required=False,
+        min_value=MAX_BATCHED_TOKENS_LIMITS[0],
+        max_value=MAX_BATCHED_TOKENS_LIMITS[1],
+        help_text="inference.traffic closed_loop: the scheduler's token budget a step (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens), a whole number from 16 to 1,048,576 that exceeds concurrency; left out: the framework's default for the card, 8,192 on a card of 70 GiB or more that is not an A100 (vLLM V1's API server; TensorRT-LLM's default on any card), else 2,048",
     )
     requests_per_second = _number("Demand: requests per second", maximum=DEMAND_LIMITS["requests_per_second"])
     tokens_per_second = _number(

@@ -631,6 +631,8 @@ def _hours(
             power_bound_tflops=_power_bound(spec, kind_gpus, kind),
             sm_clock_hz=np.array([sm_clock_hz(gpu) for gpu in kind_gpus], dtype=float)[kind],
             l2_cache_bytes=np.array([gpu.l2_cache_bytes or np.nan for gpu in kind_gpus], dtype=float)[kind],
+            # the card's memory picks the framework's default token budget under closed_loop (serving_load.py)
+            gpu_memory_gib=np.array([gpu.capacity_gib for gpu in kind_gpus], dtype=float)[kind],
         )
         decode = np.asarray(rows["decode_tokens_per_second_total"], dtype=float)
         served = np.isfinite(decode)

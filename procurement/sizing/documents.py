@@ -80,6 +80,7 @@ KNOB_PATHS = {
     "expert_precision": "inference.expert_precision",
     "decode_attention": "inference.decode_attention",
     "traffic": "inference.traffic",
+    "max_batched_tokens": "inference.max_batched_tokens",
     "eager_layer": "model.eager_layer",
     "resolution_px": "image.resolution_px",
     "steps": "image.steps",
@@ -134,6 +135,7 @@ _INFERENCE_ONLY = {
     "expert_precision",
     "decode_attention",
     "traffic",
+    "max_batched_tokens",
 }
 # Image tiers (detection, diffusion) scale with batch and resolution only (see image.py).
 _IMAGE_KNOBS = {"name", "task", "preset", "precision", "micro_batch_size", "gpus", "resolution_px"}

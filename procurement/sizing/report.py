@@ -225,6 +225,8 @@ def _throughput_rows(
         compute_efficiency=np.repeat([serving_efficiency(spec, gpu) for gpu in gpus], len(plans)),
         sm_clock_hz=np.repeat([sm_clock_hz(gpu) for gpu in gpus], len(plans)),
         l2_cache_bytes=np.repeat([gpu.l2_cache_bytes or np.nan for gpu in gpus], len(plans)).astype(float),
+        # the card's memory picks the framework's default token budget under closed_loop (serving_load.py)
+        gpu_memory_gib=np.repeat([gpu.capacity_gib for gpu in gpus], len(plans)).astype(float),
     )
 
 

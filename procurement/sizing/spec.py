@@ -39,7 +39,7 @@ from procurement.sizing.presets import (
     llm_presets,
     slugify,
 )
-from procurement.sizing.serving_load import TRAFFICS
+from procurement.sizing.serving_load import MAX_BATCHED_TOKENS_LIMITS, TRAFFICS
 
 _Frozen = TypeVar("_Frozen", "ModelSpec", "InferenceSpec")  # the frozen parts a parse adjusts
 
@@ -413,6 +413,9 @@ class InferenceSpec:
     # output token is their decode step alone, the first token a lone prefill) or "closed_loop" (genai-perf
     # --concurrency: a finished request replaced at once, its prompt riding the others' decode steps)
     traffic: str = "streams"
+    # The scheduler's token budget a step under closed_loop (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens;
+    # serving_load.step_mix); None: the framework's default for the card (serving_load.default_max_batched_tokens)
+    max_batched_tokens: int | None = None
     # Serving demand and latency targets (docs/workload-spec.md); None: not stated. Replicas come from the
     # demand (requests/s x output_tokens, or generated tokens/s); without one, one replica.
     requests_per_second: float | None = None
@@ -1482,6 +1485,7 @@ INFERENCE_KEYS = frozenset(
         "expert_precision",
         "decode_attention",
         "traffic",
+        "max_batched_tokens",
         *DEMAND_LIMITS,
     }
 )
@@ -1639,8 +1643,19 @@ def _parse_inference(reader: _Reader, data: dict, strict: bool) -> InferenceSpec
             data, "decode_attention", "inference.decode_attention", "shared_kv", DECODE_ATTENTIONS
         ),
         traffic=reader.choice(data, "traffic", "inference.traffic", "streams", TRAFFICS),
+        max_batched_tokens=_parse_max_batched_tokens(reader, data),
         **demand,
     )
+
+
+def _parse_max_batched_tokens(reader: _Reader, data: dict) -> int | None:
+    """inference.max_batched_tokens: a whole number in MAX_BATCHED_TOKENS_LIMITS, or None (the card's default)."""
+    low, high = MAX_BATCHED_TOKENS_LIMITS
+    value = reader.integer(data, "max_batched_tokens", "inference.max_batched_tokens", None, minimum=low)
+    if value is not None and value > high:
+        reader.error("inference.max_batched_tokens", f"must be at most {high:,} tokens, got {value:,}")
+        return None
+    return value
 
 
 def _parse_quant_group_size(reader: _Reader, data: dict) -> int | None:
@@ -2094,13 +2109,30 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             "inference.attn_implementation",
         )
     if spec.inference.traffic != "streams" and (
-        spec.task != "inference" or spec.inference.engine == "hf_eager" or (model_known and model.is_image)
+        spec.task != "inference" or spec.inference.engine != "compiled" or (model_known and model.is_image)
     ):
         reader.error(
             "inference.traffic",
             "closed_loop prices a continuous-batching engine's mixed steps (prompts inside the decode steps): it "
-            "needs task inference, a language model and inference.engine compiled or vllm_v0 (got "
-            f"{spec.task}, {spec.inference.engine})",
+            "needs task inference, a language model and inference.engine compiled (got "
+            f"{spec.task}, {spec.inference.engine}); vllm_v0 runs prompts in steps of their own below a 32K "
+            "max_model_len (its chunked prefill is off there by default), which closed_loop does not price",
+        )
+    if spec.inference.traffic == "closed_loop" and spec.inference.requests_per_second is not None:
+        reader.error(
+            "inference.requests_per_second",
+            "inference.traffic closed_loop is a client that keeps concurrency requests open (its rate follows from "
+            "the replies); inference.requests_per_second states an open-loop arrival rate: give one or the other",
+        )
+    budget = spec.inference.max_batched_tokens
+    if budget is not None and (
+        spec.inference.traffic != "closed_loop" or budget <= spec.inference.concurrency
+    ):
+        reader.error(
+            "inference.max_batched_tokens",
+            "max_batched_tokens is the scheduler's token budget a step under inference.traffic closed_loop and "
+            f"must exceed inference.concurrency (the running decodes go first): got {budget:,} with traffic "
+            f"{spec.inference.traffic} and concurrency {spec.inference.concurrency:,}",
         )
     if spec.inference.expert_precision != "model" and model_known:
         if not model.is_moe:

@@ -1296,6 +1296,7 @@ def inference_throughput(
     pipeline_link_gbps=None,
     sm_clock_hz=None,
     l2_cache_bytes=None,
+    gpu_memory_gib=None,
 ) -> dict[str, np.ndarray]:
     """Decode tokens/s (per stream and total over concurrency and replicas) and time to first token.
 
@@ -1347,6 +1348,9 @@ def inference_throughput(
     stages idle in turn), the `size` model for a stated pipeline.
     `l2_cache_bytes`: image presets, each row's L2 (GpuSpec.l2_cache_bytes; None or NaN: not known), where an eager
     Flux step's fp32 q / k chains spill it (image_model.flux_qk_chain_dram_bytes_per_step).
+    `gpu_memory_gib`: per row (or one figure), the card's memory, which picks the framework's default token budget
+    under ``inference.traffic`` closed_loop where ``inference.max_batched_tokens`` is not stated
+    (serving_load.default_max_batched_tokens; None: the >= 70 GiB figure, 8,192).
     """
     par = spec.parallelism
     gpus = _array(gpu_counts, par.gpus)
@@ -1462,28 +1466,64 @@ def inference_throughput(
     ttft_s = prefill_s + prefill_comm_s + engine_host_s
     bound = np.where(concurrency * matmul_s > weight_read / read_rate, "compute", "memory")
     if inference.traffic == "closed_loop":
-        # the steady-state mixed step (serving_load.py): the prompts of arriving streams ride the decode steps,
-        # the linear layers at M = decode + prompt tokens, the prompt tokens' causal attention FLOPs and the
-        # all-reduces at M; the per-stream time per token is that step, the total a stream's cycle
-        prompt_step = serving_load.prompt_tokens_per_step(concurrency, prompt, inference.output_tokens)
-        mixed_read, _ = decode_read_bytes(spec, concurrency + prompt_step, read_efficiency)
-        mixed_batch = batch + prompt_step / in_flight
-        mixed_gemm_s = np.maximum(mixed_read / read_rate, mixed_batch * matmul_s)
-        bound = np.where(mixed_batch * matmul_s > mixed_read / read_rate, "compute", "memory")
-        prompt_attention_s = (
-            prompt_step / in_flight * attention_forward_flops_per_token(spec.model, prompt) / flop_rate
+        # the steady-state step mix (serving_load.py): the other streams' prompts ride a stream's reply steps in
+        # chunks of (budget - concurrency) tokens, the linear layers at M = decodes + the chunk, the chunk's causal
+        # attention FLOPs and the all-reduces at M; the rest of the reply's steps are decode-only. The per-stream
+        # time per token is the mean step over the reply, the total a stream's cycle.
+        def extra_s(tokens: float):
+            """Seconds a step carrying ``tokens`` prompt tokens costs over the decode-only step."""
+            if tokens <= 0:
+                return np.zeros_like(step_s)
+            mixed_read, _ = decode_read_bytes(spec, concurrency + tokens, read_efficiency)
+            mixed_batch = batch + tokens / in_flight
+            mixed_gemm_s = np.maximum(mixed_read / read_rate, mixed_batch * matmul_s)
+            prompt_attention_s = (
+                tokens / in_flight * attention_forward_flops_per_token(spec.model, prompt) / flop_rate
+            )
+            mixed_comm_s = serving_allreduce_seconds(
+                spec, tp, mixed_batch, link, generation=generation, nvlink=tensor_parallel_nvlink
+            ) - serving_allreduce_seconds(
+                spec, tp, batch, link, generation=generation, nvlink=tensor_parallel_nvlink
+            )
+            return (mixed_gemm_s - gemm_s) + prompt_attention_s + mixed_comm_s
+
+        budgets = np.broadcast_to(
+            _closed_loop_budget(spec, gpu_memory_gib, generation), np.shape(step_s * np.ones_like(gpus))
         )
-        mixed_comm_s = serving_allreduce_seconds(
-            spec, tp, mixed_batch, link, generation=generation, nvlink=tensor_parallel_nvlink
-        ) - serving_allreduce_seconds(
-            spec, tp, batch, link, generation=generation, nvlink=tensor_parallel_nvlink
-        )
-        step_s = step_s + (mixed_gemm_s - gemm_s) + prompt_attention_s + mixed_comm_s
-        # a closed-loop arrival follows a stream's last token, at a step's end: it waits for the step already
-        # scheduled (none at one stream), then its own prefill; a stream's cycle is its first token and
-        # output_tokens - 1 mixed steps
-        ttft_s = ttft_s + (step_s if concurrency > 1 else 0.0)
+        decode_only_s = step_s
+        mean_s = np.array(step_s * np.ones_like(budgets), dtype=float)
+        own_prompt_s = np.zeros_like(mean_s)
+        queued_s = np.zeros_like(mean_s)
+        prompt_bound = np.zeros(np.shape(mean_s), dtype=bool)
         outputs = max(float(inference.output_tokens), 1.0)
+        for budget in np.unique(budgets):
+            here = budgets == budget
+            mix = serving_load.step_mix(concurrency, prompt, inference.output_tokens, float(budget))
+            steps = mix["steps"]
+            added = sum(count * extra_s(tokens) for count, tokens in mix["by_tokens"] if count > 0)
+            mean_here = decode_only_s + (added / steps if steps > 0 else 0.0)
+            # the request's own chunks, each beside the running decodes (at one stream the lone prefill below)
+            chunk, last, chunks = mix["chunk_tokens"], mix["last_chunk_tokens"], mix["chunks_per_prompt"]
+            own = (chunks - 1) * (decode_only_s + extra_s(chunk)) + decode_only_s + extra_s(last)
+            # prompt tokens no reply step holds (a binding budget) wait for full-budget steps
+            queued = mix["queued_tokens"] / chunk * (decode_only_s + extra_s(chunk))
+            mean_s = np.where(here, mean_here, mean_s)
+            own_prompt_s = np.where(here, own, own_prompt_s)
+            queued_s = np.where(here, queued, queued_s)
+            largest = max((tokens for count, tokens in mix["by_tokens"] if count > 0), default=0.0)
+            mixed_read, _ = decode_read_bytes(spec, concurrency + largest, read_efficiency)
+            prompt_bound = np.where(
+                here, (batch + largest / in_flight) * matmul_s > mixed_read / read_rate, prompt_bound
+            )
+        bound = np.where(prompt_bound, "compute", bound)
+        step_s = mean_s
+        # a closed-loop arrival follows a stream's last token, at a step's end: it waits for the step already
+        # scheduled (a mean step; none at one stream, where the engine is idle and the prompt runs as a lone
+        # prefill), then its own chunks, and any prompt tokens queued ahead of it; a stream's cycle is its first
+        # token and output_tokens - 1 steps
+        if concurrency > 1:
+            ttft_s = step_s + own_prompt_s + queued_s
+        ttft_s = ttft_s * np.ones_like(step_s)
         cycle_s = ttft_s + (outputs - 1.0) * step_s
         prefill_per_step_s = cycle_s / outputs - step_s
     return {
@@ -1497,6 +1537,18 @@ def inference_throughput(
         "decode_bound": bound,
         "decode_tokens_per_second_upper_bound": 1.0 / single_stream_bound,
     }
+
+
+def _closed_loop_budget(spec: WorkloadSpec, gpu_memory_gib, generation) -> np.ndarray:
+    """Per row, the scheduler's token budget: the stated ``inference.max_batched_tokens``, else the framework's
+    default for the row's card (serving_load.default_max_batched_tokens)."""
+    stated = spec.inference.max_batched_tokens
+    if stated is not None:
+        return np.asarray(float(stated))
+    memory = np.asarray(np.nan if gpu_memory_gib is None else gpu_memory_gib, dtype=float)
+    gens = np.asarray(0 if generation is None else generation, dtype=float)
+    memory, gens = np.broadcast_arrays(memory, gens)
+    return np.vectorize(serving_load.default_max_batched_tokens, otypes=[float])(memory, gens)
 
 
 def serving_pipeline_batches(pp, concurrency: float, pipeline_link_gbps) -> np.ndarray:

@@ -920,6 +920,7 @@ def _card_rates(spec: WorkloadSpec, gpu: GpuSpec) -> dict:
         "expert_peak_tflops": expert_peak,
         "expert_compute_efficiency": expert_efficiency,
         "sm_clock_hz": sm_clock_hz(gpu),
+        "gpu_memory_gib": gpu.capacity_gib,
     }
 
 

@@ -108,6 +108,7 @@ KNOB_DEFAULTS = {
     "expert_precision": "model",
     "decode_attention": "shared_kv",
     "traffic": "streams",
+    "max_batched_tokens": "",  # blank: the framework's default for the card (8,192 / 2,048)
     "resolution_px": "",
     "steps": "",
     "train_steps": "",
@@ -271,7 +272,11 @@ KNOB_LABELS = {
     ),
     "traffic": (
         "Traffic",
-        "How the streams are loaded. streams (default): concurrency streams decoding; the time per output token is their decode step alone and the first token a lone prefill. closed_loop: a client that keeps concurrency requests open and replaces a finished one at once (genai-perf --concurrency, vLLM bench serve --max-concurrency at an unbounded rate): the other streams' prompts, (concurrency - 1) x prompt / output_tokens tokens a step, run inside the decode steps (GEMMs at the combined token count, their attention, the all-reduces), and a first token waits for the running step. Refused for training, image models and inference.engine hf_eager",
+        "How the streams are loaded. streams (default): concurrency streams decoding; the time per output token is their decode step alone and the first token a lone prefill. closed_loop: a client that keeps concurrency requests open and replaces a finished one at once (genai-perf --concurrency, vLLM bench serve --max-concurrency at an unbounded rate), served by a scheduler that mixes prompts into decode steps (vLLM V1, TensorRT-LLM in-flight batching): each step takes the running decodes, then prompt chunks up to max_batched_tokens, so a prompt rides ceil(prompt / (budget - concurrency)) steps (GEMMs at decodes + the chunk, its attention, the all-reduces) and the other steps of a reply are decode-only; the time per output token is the mean of that mix, a first token waits for the running step, then its own chunks. SGLang does not mix prompts into decode batches by default (enable_mixed_chunk false: its prefill batches run apart), so closed_loop fits an SGLang server only with --enable-mixed-chunk. Refused for training, image models, inference.engine hf_eager and vllm_v0 (whose chunked prefill is off below a 32K max_model_len: prompts run in steps of their own), and with requests_per_second (an open-loop rate)",
+    ),
+    "max_batched_tokens": (
+        "Token budget a step",
+        "inference.traffic closed_loop: the scheduler's token budget a step (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens), a whole number from 16 to 1,048,576 that exceeds concurrency; left out: the framework's default for the card, 8,192 on a card of 70 GiB or more that is not an A100 (vLLM V1's API server; TensorRT-LLM's default on any card), else 2,048",
     ),
     "decode_attention": (
         "Decode attention",

@@ -54,6 +54,11 @@ def nim33(concurrency: int) -> dict:
             # its throughput is a closed loop's identity, 25 x 500 / (0.68869 + 499 x 0.03875 s) = 624 against the
             # published 623.4 (inference.traffic, procurement/sizing/serving_load.py)
             "traffic": "closed_loop",
+            # fix51j (aud51j FIX LIST item 2): the page does not state the KV cache dtype; fp8 is the one that fits
+            # its own 50-stream row on an 80 GB card (the product's memory: bf16 96.2 GiB a GPU, fp8 69.7;
+            # test_outside_serving_load_audit_aud51j.test_kv_dtype_decides_the_25_stream_pass), so fp8 is stated
+            # here as the like-for-like cache (inferred, not read)
+            "kv_cache_dtype": "fp8",
         },
     }
 
@@ -126,7 +131,7 @@ def tokens_per_second(spec: dict, row: dict) -> float:
 @pytest.mark.django_db
 def test_nim33_concurrency1_ttft_and_itl(bundled_catalog):
     """[NIM33] concurrency 1: TTFT 406.77 ms, ITL 18.58 ms. Ours (row on H100 SXM, TP 2): 439.3 ms (+8.0%) and
-    18.39 ms (-1.0%)."""
+    18.39 ms (-1.0%) at the bf16 cache; fix51j states fp8 (nim33): 439.3 ms and 18.21 ms (+2.0% per-stream speed)."""
     s = ranked(nim33(1), 1, gpus=[H100])[0]["serving"]
     assert abs(err(s["time_to_first_token_ms"], PUB_NIM33[1][0])) < LLM_SPEED
     assert abs(err(PUB_NIM33[1][1] / s["time_per_output_token_ms"], 1.0)) < LLM_SPEED
@@ -135,8 +140,11 @@ def test_nim33_concurrency1_ttft_and_itl(bundled_catalog):
 R_NIM25_TTFT = (
     "UNEXPLAINED (aud51x, prefmix): [NIM33] concurrency 25, 5,000 in / 500 out, fp8 TP 2 on 2 x H100 (NIM 1.8.0): "
     "published TTFT 688.69 ms; ours 439.3 ms (-36.2%) before prefmix, 474.7 ms (-31.1%) under inference.traffic "
-    "closed_loop: the lone prefill (439.3) plus the mixed step running when the request arrives (35.4). The other "
-    "214 ms look like prompts queued behind prompts, which the steady-state model leaves out: at 25 x 439 ms of "
+    "closed_loop: the lone prefill (439.3) plus the mixed step running when the request arrives (35.4). fix51j (fp8 "
+    "cache stated, the step mix of a token budget: 24 of a reply's 499 steps carry a whole 5,000-token prompt, the "
+    "rest decode-only): 489.2 ms (-29.0%), the mean step (43.1) plus the request's own prompt step beside 25 decodes "
+    "(446.1). The other "
+    "200 ms look like prompts queued behind prompts, which the steady-state model leaves out: at 25 x 439 ms of "
     "prefill work per 18.1 s cycle the prefill share is 0.61, and a prompt that finds another one prefilling waits "
     "for it. Sized two ways, neither pinned: a random-arrival (M/D/1) wait, 0.61 x 439 / (2 x 0.39) = 343 ms, gives "
     "818 ms (+19%); one prompt a step (a TensorRT-LLM 8,192-token budget fits one 5,000-token prompt), each arrival "
@@ -152,7 +160,9 @@ R_NIM25_TTFT = (
 def test_nim33_concurrency25_itl(bundled_catalog):
     """[NIM33] concurrency 25: ITL 38.75 ms. Before prefmix ours 27.37 ms (+41.6% per-stream speed: the decode step
     alone). Under inference.traffic closed_loop the step carries the other 24 streams' prompts, 24 x 5,000 / 500 =
-    240 tokens (hand check in tests/procurement/sizing/test_serving_load_prefmix.py): 35.4 ms (+9.5%)."""
+    240 tokens (hand check in tests/procurement/sizing/test_serving_load_prefmix.py): 35.4 ms (+9.5%) at the bf16
+    cache, 30.81 ms (+25.8%) at fp8. fix51j: fp8 stated, and the prompts fall on the steps as an unfilled 8,192-token
+    budget puts them (24 whole-prompt steps of 499, the rest decode-only): 43.14 ms (-10.2% per-stream speed)."""
     s = ranked(nim33(25), 1, gpus=[H100])[0]["serving"]
     assert abs(err(PUB_NIM33[25][1] / s["time_per_output_token_ms"], 1.0)) < LLM_SPEED
 
@@ -160,7 +170,8 @@ def test_nim33_concurrency25_itl(bundled_catalog):
 @pytest.mark.django_db
 def test_nim33_concurrency25_throughput(bundled_catalog):
     """[NIM33] concurrency 25: throughput 623.4 output tokens/s (= 25 x 500 / (0.689 + 499 x 0.03875 s), genai-perf's
-    own identity). Before prefmix ours 508.3 (-18.5%, not asserted by aud51x); closed_loop 689.2 (+10.6%)."""
+    own identity). Before prefmix ours 508.3 (-18.5%, not asserted by aud51x); closed_loop 689.2 (+10.6%) at the bf16
+    cache, 788.9 (+26.5%) at fp8; fix51j's step mix at fp8: 567.7 (-8.9%)."""
     s = ranked(nim33(25), 1, gpus=[H100])[0]["serving"]
     assert abs(err(s["tokens_per_second"], 623.4)) < LLM_SPEED
 
@@ -168,7 +179,7 @@ def test_nim33_concurrency25_throughput(bundled_catalog):
 @pytest.mark.django_db
 @pytest.mark.xfail(strict=True, reason=R_NIM25_TTFT)
 def test_nim33_concurrency25_ttft(bundled_catalog):
-    """[NIM33] concurrency 25: TTFT 688.69 ms; ours 474.7 ms (closed_loop)."""
+    """[NIM33] concurrency 25: TTFT 688.69 ms; ours 474.7 ms (closed_loop), 489.2 ms (fix51j: fp8, step mix)."""
     s = ranked(nim33(25), 1, gpus=[H100])[0]["serving"]
     assert abs(err(s["time_to_first_token_ms"], PUB_NIM33[25][0])) < LLM_SPEED
 
