@@ -20,6 +20,7 @@ from procurement.ranking.rows import describe
 from procurement.ranking.serving import serving_options
 from procurement.ranking.shapes import build_shapes
 from procurement.ranking.spot_details import price_histories
+from procurement.ranking.ties import add_tie_note
 from procurement.sizing import GpuSpec, WorkloadSpec
 
 
@@ -135,6 +136,7 @@ def rank_workload(
     if collapse_rows:
         for index, row in zip(order.tolist(), rows, strict=True):
             add_also_in(row, also_in.get(int(index), []))
+    add_tie_note(rows, gpus)  # the first row's lead within the model's speed error is said (ranking/ties.py)
     feasible = int(configs.fits.sum())
     reasons = []
     if not feasible or not any(row["fits"] for row in rows):
