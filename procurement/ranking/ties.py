@@ -9,14 +9,18 @@ already carries): its 90th-percentile absolute error where the class has held-ou
 Model assumption: the job's cost moves one for one with its hours, and the two rows' speed errors are not
 known to cancel across two GPU models (on one GPU model they do: rows of the same card are ordered by price
 alone, so no note). Where the first row's speed rests on derived peak figures the note says that too; the
-derived-peak warning itself stays the row's own (shapes.estimated_speed), one way per concern.
+derived-peak warning itself stays the row's own (shapes.estimated_speed), one way per concern. The next GPU
+model is read from every priced configuration, not from the rows shown, so `--top 1` says the same as `--top 10`;
+it is the cheapest one that fits and costs at least the first row's (a cheaper row ranked below for a doubt its own
+row states, a tight fit or an assumed link, is not a speed question).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any
+
+import numpy as np
 
 from procurement.sizing import GpuSpec
 
@@ -30,38 +34,35 @@ def stated_speed_error(row: dict[str, Any]) -> float | None:
     return float(error) if error is not None else throughput.get("target")
 
 
-def tie_note(rows: list[dict[str, Any]], gpus: Mapping[str, GpuSpec]) -> str | None:
-    """The sentence for the first row, or None: the first fitting row and the next fitting row on another GPU
-    model, when the second costs less than (1 + the stated error) times the first."""
-    fitting = [row for row in rows if row.get("fits") and row.get("total_cost") is not None]
-    if not fitting:
+def next_gpu_model(config_gpu: np.ndarray, total_cost: np.ndarray, usable: np.ndarray, first: int):
+    """(GPU slug, cost) of the cheapest usable configuration on another GPU model costing at least
+    configuration ``first``'s, or None. ``config_gpu``: each configuration's GPU slug; ``usable``: selected and
+    fitting."""
+    floor = total_cost[first]
+    others = usable & (config_gpu != config_gpu[first]) & ~np.isnan(total_cost) & (total_cost >= floor)
+    if not others.any():
         return None
-    first = fitting[0]
-    second = next((row for row in fitting[1:] if row["gpu"] != first["gpu"]), None)
+    index = np.flatnonzero(others)[np.argmin(total_cost[others])]
+    return str(config_gpu[index]), float(total_cost[index])
+
+
+def tie_note(
+    first: dict[str, Any], first_cost: float, second: tuple[str, float] | None, gpus: Mapping[str, GpuSpec]
+) -> str | None:
+    """The sentence for the first row, or None: when the next GPU model costs less than (1 + the stated error)
+    times the first row."""
     error = stated_speed_error(first)
-    if second is None or error is None:
+    if second is None or error is None or not first_cost > 0:
         return None
-    first_cost, second_cost = Decimal(str(first["total_cost"])), Decimal(str(second["total_cost"]))
-    if first_cost <= 0:
-        return None
-    gap = float(second_cost / first_cost) - 1.0
+    second_gpu, second_cost = second
+    gap = second_cost / first_cost - 1.0
     if gap > error:
         return None
     derived = ""
     gpu = gpus.get(first["gpu"])
     if gpu is not None and gpu.throughput_estimated:
         derived = f"; {first['gpu']}'s speed rests on derived peak figures"
-    more = f"{gap:.1%} more" if gap >= 0 else f"{-gap:.1%} less, ranked below for a doubt its row states"
     return (
-        f"{TIE_PREFIX}: {first['gpu']} and {second['gpu']} are a tie at ±{error:.0%} "
-        f"({second['gpu']} costs {more}{derived}); measure both before choosing on cost"
+        f"{TIE_PREFIX}: {first['gpu']} and {second_gpu} are a tie at ±{error:.0%} "
+        f"({second_gpu} costs {gap:.1%} more{derived}); measure both before choosing on cost"
     )
-
-
-def add_tie_note(rows: list[dict[str, Any]], gpus: Mapping[str, GpuSpec]) -> None:
-    """Append the tie note to the first fitting row's warnings, where there is one."""
-    note = tie_note(rows, gpus)
-    if note is None:
-        return
-    first = next(row for row in rows if row.get("fits") and row.get("total_cost") is not None)
-    first["warnings"] = [*first.get("warnings", []), note]
