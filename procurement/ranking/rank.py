@@ -20,6 +20,7 @@ from procurement.ranking.rows import describe
 from procurement.ranking.serving import serving_options
 from procurement.ranking.shapes import build_shapes
 from procurement.ranking.spot_details import price_histories
+from procurement.ranking.ties import next_gpu_model, tie_note
 from procurement.sizing import GpuSpec, WorkloadSpec
 
 
@@ -135,6 +136,7 @@ def rank_workload(
     if collapse_rows:
         for index, row in zip(order.tolist(), rows, strict=True):
             add_also_in(row, also_in.get(int(index), []))
+    _add_tie_note(rows, order, prepared, configs, gpus)
     feasible = int(configs.fits.sum())
     reasons = []
     if not feasible or not any(row["fits"] for row in rows):
@@ -145,6 +147,20 @@ def rank_workload(
         )
         reasons = why_empty(prepared, shapes, everything, options, spec, len(prepared.offer_kind))
     return Ranking(results=rows, considered=configs.considered, feasible=feasible, why_empty=reasons)
+
+
+def _add_tie_note(rows: list[dict[str, Any]], order, prepared: PreparedOffers, configs, gpus) -> None:
+    """The first fitting row's lead over the next GPU model, said where it is within the model's speed error
+    (ranking/ties.py), read from every priced configuration so the top N does not change it."""
+    first = next((n for n, row in enumerate(rows) if row["fits"] and row["total_cost"] is not None), None)
+    if first is None:
+        return
+    config_gpu = prepared.kinds["gpu"].to_numpy()[prepared.offer_kind[configs.offer]]
+    index = int(order[first])
+    second = next_gpu_model(config_gpu, configs.total_cost, configs.selected & configs.fits, index)
+    note = tie_note(rows[first], float(configs.total_cost[index]), second, gpus)
+    if note is not None:
+        rows[first]["warnings"] = [*rows[first]["warnings"], note]
 
 
 def _spot_rows_to_time(order, prepared: PreparedOffers, configs) -> list[int]:
