@@ -29,6 +29,7 @@ from procurement.sizing.image_spec import (
     IMAGE_ENGINES,
     IMAGE_LORA_MODULES,
     IMAGE_RUNTIMES,
+    MEMORY_FORMATS,
 )
 from procurement.sizing.serving_load import MAX_BATCHED_TOKENS_LIMITS, TRAFFICS
 from procurement.sizing.spec import (
@@ -657,6 +658,13 @@ class WorkloadImageSerializer(serializers.Serializer):
         "the 2023 diffusers stack labelled PyTorch 2.0 (SD 1.x UNets run at 0.65 of the optimized rate); "
         "diffusers-0.7: diffusers before 0.8 (2022), whose eager attention scales the scores in a kernel of its "
         "own (6 passes over the scores, not 4), at pytorch-2.0's rate otherwise",
+    )
+    memory_format = _choice(
+        MEMORY_FORMATS,
+        "Convolutional classifiers (resnet-50), eager: the activations' layout. channels_last (default, NHWC: "
+        "model and input .to(memory_format=torch.channels_last), as NVIDIA's DeepLearningExamples AMP configs run); "
+        "nchw: PyTorch's default contiguous layout, where cuDNN's 16-bit tensor-core convolutions transpose each "
+        "input to NHWC and the output back, 2 x (inputs + outputs) read and written a pass. Refused elsewhere",
     )
     autocast = _flag(
         "UNet diffusion inference: the fp16 pipeline runs inside torch.autocast('cuda') (2022 'half' benchmarks, "

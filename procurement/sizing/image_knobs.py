@@ -27,6 +27,7 @@ IMAGE_KNOB_PATHS = {
     "text_tokens": "image.text_tokens",
     "unfused_lora_rank": "image.unfused_lora_rank",
     "autocast": "image.autocast",
+    "memory_format": "image.memory_format",
     "optimizer": "optimizer",
     "flash_attention": "flash_attention",
     "optimizer_in_backward": "optimizer_in_backward",
@@ -72,6 +73,7 @@ _CHOICE_DEFAULTS = {
     "optimizer": "adamw",
     "image_engine": "pytorch",
     "lora_module": "peft",
+    "memory_format": "channels_last",
 }
 # Knobs whose text is a number (documents._knob_value turns it into one)
 IMAGE_NUMBER_KNOBS = {

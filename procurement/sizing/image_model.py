@@ -1003,7 +1003,29 @@ def inference_traffic_bytes_per_image(spec) -> float:
         + adapter
         + autocast
         + weight_dequantize_bytes_per_image(spec)
+        + nchw_transpose_bytes_per_sample(spec)
     )
+
+
+def nchw_transpose_bytes_per_sample(spec) -> float:
+    """Bytes one forward of one sample moves transposing a 16-bit convnet's activations (image.memory_format nchw):
+    cuDNN's tensor-core convolutions compute in NHWC, so an NCHW (PyTorch's default contiguous) input is
+    transposed to NHWC before each convolution and its output back after it (NVIDIA Deep Learning Performance
+    Guide, Convolutional Layers User's Guide, 'Tensor Layouts In Memory: NCHW vs NHWC': kernels that need a
+    transpose run slower than NHWC ones; the PyTorch channels-last tutorial, pytorch/tutorials
+    intermediate_source/memory_format_tutorial.py: ResNet-50 AMP on Volta 22% faster in channels_last). Each
+    transpose reads and writes its tensor once: 2 x (inputs + outputs, Cost.conv_io) x the element's bytes.
+    Backward's two convolutions a layer (data and weight gradients) transpose the same sizes: a training step
+    pays it once a pass (training_eager_seconds_per_image). The transposes' own launches are cuDNN's, inside the
+    convolution's call, not counted on the host. 0 for channels_last (the preset's timing), fused engines, and
+    fp32 (fp32 convolutions on Volta / Turing run SIMT kernels in NCHW with no transpose; TF32 on Ampere and later
+    not modelled, a lead)."""
+    if spec.image.memory_format != "nchw" or spec.image.fused_kernels or not is_convnet(spec):
+        return 0.0
+    element = activation_bytes_per_element(spec)
+    if element >= 4:
+        return 0.0
+    return 2.0 * spec_network_cost(spec).conv_io * element
 
 
 def autocast_bytes_per_sample(spec) -> float:
@@ -1688,7 +1710,8 @@ def unfused_adapter_flops_per_image(spec) -> float:
 
 
 def forward_kernels(cost: Cost) -> float:
-    """Kernels an eager forward launches (UNets: counted from diffusers' blocks, image_shapes.py): its
+    """Kernels an eager forward launches (UNets: counted from diffusers' blocks, image_shapes.py; ResNets from
+    torchvision's, resnet_shapes.py): its
     elementwise and normalization kernels, the fixed ones on tiny tensors, and its convolutions, linears
     and attention kernels; 0 for networks without a count."""
     if not cost.launches:
@@ -1757,7 +1780,7 @@ def vit_host_floor_warning(spec, images_per_second: float | None) -> str | None:
 
 def network_forward_kernels(spec) -> float:
     """Kernels of the spec's network's eager forward: a ViT's (vit_forward_kernels), else the count in its
-    shapes (forward_kernels: UNets)."""
+    shapes (forward_kernels: UNets, ResNets)."""
     return vit_forward_kernels(spec) or forward_kernels(spec_network_cost(spec)) + autocast_forward_kernels(
         spec
     )
@@ -1997,7 +2020,8 @@ def denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, att
     scores = 0.0 if spec.flash_attention else eager_score_passes(spec) * cost.eager_scores_saved * element
     adapter = 0.0 if spec.image.fused_kernels else UNFUSED_LORA_OUTPUT_PASSES * adapter_outputs * element
     saved = cost.saved + fp16_clip_elements_per_sample(spec)
-    traffic = (2.0 * saved * element + scores + adapter + autocast_bytes_per_sample(spec)) * samples
+    traffic = 2.0 * saved * element + scores + adapter + autocast_bytes_per_sample(spec)
+    traffic = (traffic + nchw_transpose_bytes_per_sample(spec)) * samples
     return compute + traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
 
 
@@ -2367,6 +2391,7 @@ def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_
     samples = spec.micro_batch_size * samples_per_image(spec)
     bandwidth = float(bandwidth_bytes) * ACHIEVED_BANDWIDTH.value
     traffic = 2.0 * cost.saved * activation_bytes_per_element(spec) * passes
+    traffic += nchw_transpose_bytes_per_sample(spec) * passes
     if not spec.flash_attention:
         traffic += eager_score_training_bytes(spec) * cost.eager_scores_saved
     traffic_seconds = traffic * samples / bandwidth

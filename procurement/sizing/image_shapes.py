@@ -34,6 +34,9 @@ class Cost:
     norm_inputs: float = 0.0  # LayerNorm inputs among `saved` (a ViT's residual stream; fp32 under autocast)
     attention_macs: float = 0.0  # the QK^T and AV share of `macs` (what an attention kernel computes)
     conv_macs: float = 0.0  # the convolutions' share of `macs` (cuDNN: TF32 under fp32 by default)
+    # elements the convolutions read (input) and write (output) per sample, one forward (convnets only:
+    # image_model.nchw_transpose_bytes_per_sample)
+    conv_io: float = 0.0
     # convolution weights by kernel (4-D tensors: an optimizer that factors by shape, Adafactor, keeps
     # state in proportion to them; image_model.factored_conv_state_bytes); UNet denoisers only
     conv3x3_params: float = 0.0
@@ -43,7 +46,7 @@ class Cost:
     tokens: float = 0.0  # rows every weight multiplies per sample (transformers; 0: MACs per weight)
     notes: list[str] = field(default_factory=list)
     # eager no-grad forward, per block: (elementwise/normalization kernels, elements they write and read
-    # per sample); UNet denoisers only (image_model.eager_launch_seconds_per_image)
+    # per sample); UNet denoisers and ResNets (image_model.eager_launch_seconds_per_image)
     launches: list[tuple[float, float]] = field(default_factory=list)
     launches_fixed: float = 0.0  # kernels per forward on tiny tensors (time embedding, stem, output head)
     # convolution, linear and attention kernels of the same forward (the FLOP model's; UNets only)

@@ -10,6 +10,11 @@ GUIDANCE = ("preset", "cfg", "distilled", "none")
 # "predecoded" = no CPU decode at all (cached latents, pre-decoded tensors, GPU-side DALI/FFCV, synthetic input)
 DATA_PIPELINES = ("preset", "mosaic", "crop", "predecoded")
 IMAGE_LORA_TARGETS = ("attention", "all-linear")
+# The activations' memory layout of a convolutional classifier (image.memory_format; image_model.
+# nchw_transpose_bytes_per_sample): "channels_last" = NHWC (model and input .to(memory_format=torch.channels_last),
+# DLE's configs.yml `memory_format: nhwc` for AMP), the layout the preset is timed in; "nchw" = PyTorch's default
+# contiguous layout, where cuDNN's tensor-core convolutions transpose each input to NHWC and the output back
+MEMORY_FORMATS = ("channels_last", "nchw")
 # The module an image LoRA's adapters are (image.lora_module; image_model.lora_training_kernels, lora_layers):
 # "peft" = peft's tuners/lora Linear, as diffusers' and SimpleTuner's training scripts attach them (all-linear
 # takes nn.Linear only); "kohya" = kohya-ss sd-scripts networks/lora.py LoRAModule (all-linear adapts every
@@ -107,6 +112,9 @@ class ImageSpec:
     # (None: COCO's, assumptions.LOADER_REFERENCE_SOURCE_MEGAPIXELS)
     source_megapixels: float | None = None
     runtime: str = "optimized"  # IMAGE_RUNTIMES: the generation's software stack (inference)
+    memory_format: str = (
+        "channels_last"  # MEMORY_FORMATS: a convnet's activation layout (16-bit: NCHW transposes)
+    )
     # UNet diffusion inference over 16-bit weights inside torch.autocast('cuda') (lambda-diffusers' 2022 'half'
     # benchmark, early webuis' default 'autocast' precision): the fp32 norms' and softmax's casts
     # (image_shapes.AUTOCAST_*, image_model.AUTOCAST_SCORE_BYTES); off: plain 16-bit, every earlier figure

@@ -17,12 +17,23 @@ Counting rules (stated so they can be checked):
   which is also the next conv's saved input and the downsample's; the stem's conv keeps the image (its
   weight gradient), the maxpool its output and its int64 indices (counted as 4 16-bit elements each).
   The residual add keeps nothing. So a Conv-BN-ReLU costs 2 x its output and a Conv-BN before the add 1 x.
+- Kernels (an eager no-grad forward, as the UNets' are counted: Cost.launch closes a unit, `gemm_kernels` the
+  convolutions and the fc): eager PyTorch runs every module as its own kernel in eval and in channels-last alike
+  (Conv2d has no bias and nothing fuses BatchNorm into it without torch.fx / torch.jit.freeze / torch.compile):
+  the stem's conv1 (GEMM) + bn1, relu, maxpool (3); a Bottleneck's conv1-3 (3 GEMMs) + bn1-3, relu x 2, the
+  residual add and the last relu (7), its downsample 1 GEMM + 1 BatchNorm; the head's avgpool (1; flatten is a
+  view) and fc (1 addmm). ResNet-50: 4 + 16 x 10 + 4 x 2 + 2 = 174 kernels a forward. torch.autocast's weight
+  casts (one a convolution and the fc's weight and bias, every forward: the cast cache lives for one autocast
+  context) are not counted here: a 16-bit model has none.
 """
 
 from __future__ import annotations
 
 from procurement.sizing.image_shapes import Cost
 
+# Elementwise / normalization kernels of one eager Bottleneck (bn1-3, relu after bn1 and bn2, the add, the last
+# relu), its downsample's BatchNorm on top (module docstring, Kernels).
+BOTTLENECK_KERNELS = 7
 MAXPOOL_INDEX_ELEMENTS = 4.0  # int64 indices in 16-bit element units (2 in fp32: stated, not resolved)
 
 
@@ -32,16 +43,19 @@ def resnet_cost(config: dict, side: int) -> Cost:
     expansion = config.get("expansion", 4)
     stem = config.get("stem_channels", 64)
 
-    def conv(c_in: int, c_out: int, k: int, positions: float) -> float:
+    def conv(c_in: int, c_out: int, k: int, positions: float, positions_in: float | None = None) -> float:
         cost.params += c_in * c_out * k * k + 2 * c_out  # the weight, and the BatchNorm after it
         macs = c_in * c_out * k * k * positions
         cost.macs += macs
         cost.conv_macs += macs
+        cost.conv_io += c_in * (positions if positions_in is None else positions_in) + c_out * positions
         return c_out * positions  # its output elements
 
     s = (side + 1) // 2  # conv1: 7x7, stride 2, padding 3
-    out = conv(3, stem, 7, s * s)
+    out = conv(3, stem, 7, s * s, side * side)
     cost.saved += 3 * side * side + 2 * out  # the image, bn1's input, relu's output
+    cost.gemm_kernels += 1
+    cost.launch(3, 2 * out)  # bn1, relu, maxpool
     peak = 3 * side * side + 2 * out
     s = (s + 1) // 2  # maxpool 3x3 stride 2 padding 1
     cost.saved += stem * s * s * (1 + MAXPOOL_INDEX_ELEMENTS)
@@ -53,12 +67,14 @@ def resnet_cost(config: dict, side: int) -> Cost:
             positions_in, positions = float(s * s), float(out_side * out_side)
             c_out = width * expansion
             saved = 2 * conv(c_in, width, 1, positions_in)  # conv1 -> bn1 -> relu
-            saved += 2 * conv(width, width, 3, positions)  # conv2 (the stride) -> bn2 -> relu
+            saved += 2 * conv(width, width, 3, positions, positions_in)  # conv2 (the stride) -> bn2 -> relu
             saved += conv(width, c_out, 1, positions)  # conv3 -> bn3
             if block == 0:  # downsample: 1x1 conv (stride) -> BatchNorm
-                saved += conv(c_in, c_out, 1, positions)
+                saved += conv(c_in, c_out, 1, positions, positions_in)
             saved += c_out * positions  # the ReLU after the residual add
             cost.saved += saved
+            cost.gemm_kernels += 4 if block == 0 else 3
+            cost.launch(BOTTLENECK_KERNELS + (1 if block == 0 else 0), saved)
             cost.blocks += 1
             peak = max(peak, (c_in * positions_in + 2 * c_out * positions))
             c_in, s = c_out, out_side
@@ -66,6 +82,8 @@ def resnet_cost(config: dict, side: int) -> Cost:
     cost.params += c_in * classes + classes
     cost.macs += c_in * classes
     cost.saved += c_in  # the pooled features (fc's weight gradient)
+    cost.gemm_kernels += 1  # fc
+    cost.launch(1, c_in * s * s)  # avgpool
     cost.checkpoint_inputs = cost.saved  # torchvision's ResNet has no activation checkpointing
     cost.forward_peak = peak
     return cost

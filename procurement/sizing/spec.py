@@ -25,6 +25,7 @@ from procurement.sizing.image_spec import (
     IMAGE_LORA_MODULES,
     IMAGE_LORA_TARGETS,
     IMAGE_RUNTIMES,
+    MEMORY_FORMATS,
     TF32_BY_DEFAULT_ENGINES,
     ImageSpec,
 )
@@ -1719,6 +1720,7 @@ _IMAGE_KEYS = {
     "quantize_text_encoders",
     "nf4_double_quant",
     "runtime",
+    "memory_format",
     "engine",
     "engine_version",
     "fused_kernels",
@@ -1788,6 +1790,9 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
             data, "source_megapixels", "image.source_megapixels", None, minimum=0
         ),
         runtime=reader.choice(data, "runtime", "image.runtime", "optimized", IMAGE_RUNTIMES),
+        memory_format=reader.choice(
+            data, "memory_format", "image.memory_format", "channels_last", MEMORY_FORMATS
+        ),
         cache_text_embeddings=reader.optional_boolean(
             data, "cache_text_embeddings", "image.cache_text_embeddings"
         ),
@@ -2671,6 +2676,28 @@ def _check_image(reader: _Reader, spec: WorkloadSpec, arch: ImageArchitecture) -
         reader.error("task", f"{arch.slug} is sized for inference only (no activation model for training)")
     if spec.uses_adapters and arch.family == "detection":
         reader.error("task", f"{arch.slug}: LoRA is for diffusion and ViT presets; detectors train fully")
+    if spec.uses_adapters and image_model.is_convnet(spec):
+        # LoRA's targets are attention / linear layers (IMAGE_LORA_TARGETS); a convnet has one linear, the fc
+        # head, so sizing it would price a run with no adapters at all
+        reader.error(
+            "task",
+            f"{arch.slug} is a convolutional classifier: LoRA places its adapters on attention and linear "
+            f"layers and it has none to adapt (only its fc head), so {spec.task} has no adapters to place: "
+            "train it fully (task full_finetune)",
+        )
+    if spec.image.memory_format != "channels_last" and (
+        not image_model.is_convnet(spec) or spec.image.fused_kernels
+    ):
+        reader.error(
+            "image.memory_format",
+            f"sets a convolutional classifier's eager activation layout; {arch.slug}"
+            + (
+                " runs a fused engine, which picks its own layout"
+                if image_model.is_convnet(spec)
+                else " is not one"
+            )
+            + ": leave it out",
+        )
     if par.tensor_parallel > 1 or par.pipeline_parallel > 1:
         reader.error(
             "parallelism.tensor_parallel", "image presets run data parallel only (tensor/pipeline 1)"

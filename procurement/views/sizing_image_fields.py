@@ -139,6 +139,12 @@ IMAGE_KNOB_LABELS = {
         "Text-encoder outputs computed once before training (kohya --cache_text_encoder_outputs): the "
         "text encoders are not loaded.",
     ),
+    "memory_format": (
+        "Memory format",
+        "convolutional classifiers (resnet-50)",
+        "The activations' layout: channels_last (NHWC, how the preset is timed) or nchw (PyTorch's default), "
+        "where cuDNN's 16-bit tensor-core convolutions transpose each input and output.",
+    ),
     "data_pipeline": (
         "Training data pipeline",
         "training",
@@ -240,6 +246,10 @@ IMAGE_KNOB_OPTIONS = {
     "lora_module": (
         ("peft", "peft (diffusers, SimpleTuner)"),
         ("kohya", "kohya sd-scripts networks.lora"),
+    ),
+    "memory_format": (
+        ("channels_last", "channels_last (NHWC)"),
+        ("nchw", "nchw (contiguous: transposes)"),
     ),
     "data_pipeline": (
         ("preset", "The preset's"),
