@@ -1767,6 +1767,29 @@ EAGER_KERNEL_HOST_SECONDS_LOW = Assumption(
     "batch 1 (40.5 it/s, at most 24.6 us; docs/source/en/optimization/torch2.0.md) and stable-fast's A100 host "
     "(at most 28 us).",
 )
+# The eager host rate has a host dimension (fix51a, aud51a FIX LIST 1): it is a property of the host CPU and the torch
+# release, not of the model. The catalog knows no CPU, so the host is read from the card's platform generation, an
+# assumption stated in the answer (image_model.eager_host_rate): Hopper and Blackwell cards (NVIDIA generation >= 90)
+# ship in x86 servers a CPU generation newer than the A100's. MLCommons system descriptions: A100-SXM4-80GB in
+# Inspur NF5488A5 with 2 x EPYC 7713 (training_results_v1.0 Inspur/systems/nf5488a5_pytorch.json); H100-SXM-80GB in
+# Dell XE9680 with 2 x Xeon Platinum 8470 (inference_results_v3.1 closed/Dell/systems/XE9680_H100_SXM_80GBx8_TRT.json);
+# H200-SXM-141GB with 2 x Xeon Platinum 8480C (inference_results_v4.1 closed/NVIDIA/systems/
+# H200-SXM-141GBx8_TRT_MaxQ.json; Sapphire Rapids); B200-SXM-180GB with 2 x Xeon Platinum 8580 (inference_results_v6.0
+# closed/Nebius/systems/nebius_b200_n1.json; Emerald Rapids).
+# Set on ONE row of that class, held out on the others (tests/procurement/sizing/test_eager_host_class_fix51a.py).
+EAGER_KERNEL_HOST_SECONDS_HOPPER = Assumption(
+    "eager_kernel_host_s_hopper",
+    28e-6,
+    "s per kernel",
+    "Host time per kernel of an eager diffusers step on a Hopper or Blackwell card's host (NVIDIA generation >= 90; "
+    "assumed: the catalog states no CPU, so the card's platform generation stands for it). Set on one row: "
+    "alexeigor/sd-benchmarks README @85831803 'PT2.0,fp16' H100-PCIe 80GB, SD 1.5 512 px, 50 steps, CFG, 1.44 s "
+    "(PyTorch/test_pt.py, mean of 10 timed calls; host-bound, 1,004 kernels a step), the same harness kind as "
+    "eager_kernel_host_s's fal A100 row. Held out: stable-fast's H100 vanilla SD 1.5 row (at most 18.2 us, a faster "
+    "host still), pollinations' H100 PCIe FLUX.1-schnell row, ORT #22986's H100 SD3.5 Large row and every other "
+    "Hopper eager diffusers row in tests/. Grace-hosted cards (GH200, GB200) share the generation and so this rate: "
+    "no published eager diffusers figure on a Grace host was found.",
+)
 EAGER_KERNEL_HOST_SECONDS_HIGH = Assumption(
     "eager_kernel_host_s_high",
     52e-6,
@@ -2396,6 +2419,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     EAGER_KERNEL_HOST_SECONDS,
     EAGER_KERNEL_HOST_SECONDS_LOW,
     EAGER_KERNEL_HOST_SECONDS_HIGH,
+    EAGER_KERNEL_HOST_SECONDS_HOPPER,
     HF_GENERATE_KERNEL_HOST_SECONDS,
     HF_GENERATE_RELEASE_KERNEL_HOST_SECONDS,
     VLLM_V0_STEP_HOST_SECONDS,

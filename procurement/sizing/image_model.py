@@ -37,6 +37,7 @@ from procurement.sizing.assumptions import (
     DETECTOR_TRAINING_REFERENCE_CLOCK,
     EAGER_KERNEL_HOST_SECONDS,
     EAGER_KERNEL_HOST_SECONDS_HIGH,
+    EAGER_KERNEL_HOST_SECONDS_HOPPER,
     EAGER_KERNEL_HOST_SECONDS_LOW,
     FRAGMENTATION_FRACTION,
     HOPPER_SDPA_ATTENTION_EFFICIENCY,
@@ -1786,11 +1787,44 @@ def network_forward_kernels(spec) -> float:
     )
 
 
-def host_excess_seconds(kernels: float, gpu_seconds):
+def host_excess_seconds(kernels: float, gpu_seconds, host_rate=None):
     """The time the GPU waits on the host in one eager pass: launches are asynchronous, so the host runs
     ahead while kernels are long and the queue hides its time; the pass takes the longer of the GPU's
-    work and the host's kernels x EAGER_KERNEL_HOST_SECONDS, i.e. this excess on top of the GPU's."""
-    return np.maximum(0.0, kernels * EAGER_KERNEL_HOST_SECONDS.value - gpu_seconds)
+    work and the host's kernels x the host rate (`host_rate`, None: EAGER_KERNEL_HOST_SECONDS), i.e. this
+    excess on top of the GPU's."""
+    rate = EAGER_KERNEL_HOST_SECONDS.value if host_rate is None else host_rate
+    return np.maximum(0.0, kernels * rate - gpu_seconds)
+
+
+# The card generation from which the host is read as a Hopper / Blackwell server's (eager_host_rate).
+HOPPER_HOST_GENERATION = 90
+
+
+def eager_host_rate(generation=None):
+    """Seconds a kernel on the host of an eager diffusers inference step, by the card's platform generation (the
+    host dimension of the rate: a property of the host CPU and torch release, not of the model; the catalog states
+    no CPU). EAGER_KERNEL_HOST_SECONDS_HOPPER for NVIDIA generation >= 90 (Hopper, Blackwell: servers a CPU
+    generation newer than the A100's), EAGER_KERNEL_HOST_SECONDS (fal's A100 host) for the others and where the
+    generation is unknown (None or 0). Elementwise over an array of cards."""
+    if generation is None:
+        return EAGER_KERNEL_HOST_SECONDS.value
+    generation = np.asarray(generation, dtype=float)
+    rate = np.where(
+        generation >= HOPPER_HOST_GENERATION,
+        EAGER_KERNEL_HOST_SECONDS_HOPPER.value,
+        EAGER_KERNEL_HOST_SECONDS.value,
+    )
+    return float(rate) if rate.ndim == 0 else rate
+
+
+def eager_host_class_text(rate: float) -> str:
+    """The host the answer assumes for `rate` (eager_host_rate), in words, with the row that set it."""
+    if rate == EAGER_KERNEL_HOST_SECONDS_HOPPER.value:
+        return (
+            f"{EAGER_KERNEL_HOST_SECONDS_HOPPER.key}: a Hopper / Blackwell server's host, assumed from the card, "
+            "set on sd-benchmarks' H100 PCIe SD 1.5 row"
+        )
+    return f"{EAGER_KERNEL_HOST_SECONDS.key}, fal's A100 host"
 
 
 def eager_step_units(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency) -> list[tuple]:
@@ -1870,7 +1904,7 @@ def dit_forward_kernels(spec) -> float:
     return sum(kernels for kernels, _ in dit_eager_step_units(spec))
 
 
-def eager_pass_seconds(units, pipeline_kernels: float, gpu_seconds, host_rate: float | None = None):
+def eager_pass_seconds(units, pipeline_kernels: float, gpu_seconds, host_rate=None, chained_steps: int = 1):
     """The time of one eager step whose kernels the host issues in order (`units`: (kernels, GPU seconds) in
     launch order, eager_step_units), EAGER_KERNEL_HOST_SECONDS apiece, onto one CUDA stream. Launches are
     asynchronous and a stream runs its kernels in issue order (CUDA C++ Programming Guide, 'Asynchronous
@@ -1885,38 +1919,72 @@ def eager_pass_seconds(units, pipeline_kernels: float, gpu_seconds, host_rate: f
     the latest of: the queue's end plus its work, its first launch plus its work, its last launch plus one
     kernel's share. The unit GPU seconds are scaled to `gpu_seconds` (the step's whole GPU work, which may carry
     terms the units do not split). No fitted term: the host rate and the kernel counts are the engine's.
-    `host_rate`: seconds a kernel on the host (None: EAGER_KERNEL_HOST_SECONDS; eager_host_rate_steps states others)."""
-    host_rate = EAGER_KERNEL_HOST_SECONDS.value if host_rate is None else host_rate
+    `host_rate`: seconds a kernel on the host (None: EAGER_KERNEL_HOST_SECONDS; eager_host_rate gives the card's,
+    eager_host_rate_steps states others; an array for an array of cards).
+    `chained_steps` (fix51a): where the pipeline's loop never syncs after its first step (diffusers' FlowMatch
+    pipelines, FLUX / SD3: pipeline_syncs_each_step), the queue does not drain between steps and the host's lead
+    carries across them: the first step drains (the scheduler's index_for_timestep .item(), once), the other
+    chained_steps - 1 run as one queue; the mean step over the loop is returned. 1: the per-step drain."""
+    rate = EAGER_KERNEL_HOST_SECONDS.value if host_rate is None else host_rate
+    rate = np.asarray(rate, dtype=float)
     counted = sum(seconds for _, seconds in units)
     scale = np.asarray(gpu_seconds, dtype=float) / np.where(np.asarray(counted) > 0, counted, 1.0)
-    host = 0.0
-    end = np.zeros_like(np.asarray(gpu_seconds, dtype=float))
+    zero = np.zeros(np.broadcast(np.asarray(gpu_seconds, dtype=float), rate).shape)
+    first = _queue_end(units, pipeline_kernels, scale, rate, zero, zero)[0]
+    if chained_steps <= 1:
+        return first
+    end = host = zero
+    for _ in range(int(chained_steps) - 1):
+        end, host = _queue_end(units, pipeline_kernels, scale, rate, end, host)
+    return (first + end) / int(chained_steps)
+
+
+def _queue_end(units, pipeline_kernels, scale, rate, end, host):
+    """One step's forward and pipeline kernels through the launch queue from (end: the GPU's last kernel's end,
+    host: the host's clock); returns both after the step (eager_pass_seconds)."""
     for kernels, seconds in units:
         work = np.asarray(seconds) * scale
         if kernels <= 0:
             end = end + work
             continue
-        end = np.maximum.reduce(
-            [end + work, host + host_rate + work, host + kernels * host_rate + work / kernels]
-        )
-        host += kernels * host_rate
-    return np.maximum(end, host + pipeline_kernels * host_rate)
+        end = np.maximum(np.maximum(end + work, host + rate + work), host + kernels * rate + work / kernels)
+        host = host + kernels * rate
+    host = host + pipeline_kernels * rate
+    return np.maximum(end, host), host
 
 
-def eager_launch_seconds_per_image(spec, gpu_seconds_per_step, units=None) -> float:
-    """Time an eager UNet generation loses to the host, per image: each denoising step's forward (its
-    kernels, forward_kernels) plus the pipeline's per-step kernels (PIPELINE_STEP_KERNELS) take
-    EAGER_KERNEL_HOST_SECONDS apiece on the host; where that is longer than the step's GPU work
-    (`gpu_seconds_per_step`: the denoiser's compute and traffic at the batch) the difference is added,
-    x steps, over the images of the batch. Small latents and batches make the step host-bound (SD 1.5 at
-    512 px); SDXL's 1024 px steps are not. 0 for fused stacks (torch.compile with CUDA graphs, TensorRT)
-    and networks without a kernel count (DiTs, detectors: their tokens or the forward overhead
-    cover it), except that a fused diffusion pipeline still launches its compiled denoiser (one graph,
-    CUDA graphs) and the pipeline's own per-step kernels from the host (fused_pipeline_step_kernels). An
-    unfused LoRA (image.unfused_lora_rank) adds UNFUSED_LORA_KERNELS per adapted layer to an eager step."""
+def pipeline_syncs_each_step(spec) -> bool:
+    """Whether an eager diffusers pipeline's denoising loop syncs the host with the GPU every step. UNet / PNDM
+    pipelines do (eager_pass_seconds: diffusers v0.3.0 UNet2DConditionModel.forward's timesteps[None].to(device),
+    v0.7.0-v0.21 PNDMScheduler's `if prev_timestep >= 0` on a CUDA tensor). The FlowMatch pipelines of the mmdit
+    presets (FLUX, SD3) do not after step 1: huggingface/diffusers@v0.32.0
+    src/diffusers/schedulers/scheduling_flow_match_euler_discrete.py line 104 keeps the sigmas on the CPU
+    (`self.sigmas = sigmas.to("cpu")  # to avoid too much CPU/GPU communication`), index_for_timestep's
+    nonzero().item() (lines 284-300) runs once, from _init_step_index at the first step() call, and step()
+    (lines 340-372) reads only CPU sigmas; pipelines/flux/pipeline_flux.py 880-940 and
+    stable_diffusion_3/pipeline_stable_diffusion_3.py 1052-1122 hold no .item() / .cpu() in the loop (aud51a)."""
+    return not _is_mmdit(spec)
+
+
+def eager_launch_seconds_per_image(spec, gpu_seconds_per_step, units=None, generation=None) -> float:
+    """Time an eager generation (UNet or DiT denoiser) loses to the host, per image: each denoising step's
+    forward (a UNet's kernels, forward_kernels; a DiT's, dit_forward_kernels, counted from diffusers v0.32.0)
+    plus the pipeline's per-step kernels (PIPELINE_STEP_KERNELS) take the host's rate apiece (eager_host_rate:
+    by the card's platform `generation`, None: EAGER_KERNEL_HOST_SECONDS); with `units` (eager_step_units) the
+    step is the critical path of its launch queue (eager_pass_seconds), drained each step where the pipeline
+    syncs each step and chained across steps where it does not (pipeline_syncs_each_step: FlowMatch FLUX /
+    SD3); without them, the excess of the host's total over the step's GPU work (`gpu_seconds_per_step`: the
+    denoiser's compute and traffic at the batch). The excess is added x steps, over the images of the batch.
+    Small latents and batches make the step host-bound (SD 1.5 at 512 px); SDXL's 1024 px steps are not. 0 for
+    networks without a kernel count (detectors: the forward overhead covers it). A fused stack (torch.compile
+    with CUDA graphs, TensorRT) still launches its compiled denoiser (one graph) and the pipeline's own per-step
+    kernels from the host (fused_pipeline_step_kernels). An unfused LoRA (image.unfused_lora_rank) adds
+    UNFUSED_LORA_KERNELS per adapted layer to an eager step."""
+    # the host classes are set on eager diffusers rows: other networks (timm ViTs) keep EAGER_KERNEL_HOST_SECONDS
+    rate = eager_host_rate(generation) if is_diffusion(spec) else None
     if spec.image.fused_kernels:
         kernels = fused_pipeline_step_kernels(spec)
-        excess = host_excess_seconds(kernels, gpu_seconds_per_step) if kernels else 0.0
+        excess = host_excess_seconds(kernels, gpu_seconds_per_step, rate) if kernels else 0.0
         return excess * steps(spec) / spec.micro_batch_size
     kernels = network_forward_kernels(spec) or dit_forward_kernels(spec)
     if not kernels:
@@ -1924,10 +1992,13 @@ def eager_launch_seconds_per_image(spec, gpu_seconds_per_step, units=None) -> fl
     kernels += unfused_adapters(spec)[0] * UNFUSED_LORA_KERNELS
     pipeline = PIPELINE_STEP_KERNELS if is_diffusion(spec) else 0.0  # a classifier: one forward, no scheduler
     if units and not unfused_adapters(spec)[0]:
-        # an eager UNet step: the critical path of its launch queue (eager_pass_seconds)
-        excess = eager_pass_seconds(units, pipeline, gpu_seconds_per_step) - gpu_seconds_per_step
+        # an eager step: the critical path of its launch queue (eager_pass_seconds), chained across steps
+        # where the pipeline does not sync each step
+        chained = 1 if pipeline_syncs_each_step(spec) else steps(spec)
+        step = eager_pass_seconds(units, pipeline, gpu_seconds_per_step, rate, chained)
+        excess = step - gpu_seconds_per_step
     else:
-        excess = host_excess_seconds(kernels + pipeline, gpu_seconds_per_step)
+        excess = host_excess_seconds(kernels + pipeline, gpu_seconds_per_step, rate)
     return excess * steps(spec) / spec.micro_batch_size
 
 
@@ -1938,13 +2009,17 @@ def eager_launch_seconds_per_image(spec, gpu_seconds_per_step, units=None) -> fl
 HOST_CO_DECIDES_WITHIN = 0.2
 
 
-def eager_host_rate_steps(spec, peak_flops, bandwidth_bytes, generation=None) -> dict | None:
-    """An eager UNet inference step (the batch; CFG's two samples an image) at the published range of host rates:
-    {"gpu_seconds": the step's GPU work, "host_seconds": its kernels (the pipeline's included) at
-    EAGER_KERNEL_HOST_SECONDS, "steps": [(rate, step seconds)] at EAGER_KERNEL_HOST_SECONDS_LOW, the stated
-    rate and EAGER_KERNEL_HOST_SECONDS_HIGH}, each step the launch queue's critical path (eager_pass_seconds) on
-    the same GPU work as inference_seconds_per_image's. None for training, fused stacks, networks without unit
-    marks and an unfused LoRA (whose step takes max(G, H), host_excess_seconds)."""
+def eager_host_rate_steps(
+    spec, peak_flops, bandwidth_bytes, generation=None, l2_cache_bytes=None
+) -> dict | None:
+    """An eager diffusers inference step (the batch; CFG's two samples an image) at the published range of host
+    rates: {"gpu_seconds": the step's GPU work, "host_seconds": its kernels (the pipeline's included) at the card's
+    host rate (eager_host_rate), "rate": that rate, "steps": [(rate, step seconds)] at
+    EAGER_KERNEL_HOST_SECONDS_LOW, the card's rate and EAGER_KERNEL_HOST_SECONDS_HIGH}, each step the launch
+    queue's critical path (eager_pass_seconds, chained across steps where the pipeline does not sync each step) on
+    the same GPU work as inference_seconds_per_image's, the fp32 q / k chains' spill included
+    (flux_qk_chain_dram_bytes_per_step at `l2_cache_bytes`, None: not priced, as the figure). None for training,
+    fused stacks, networks without units and an unfused LoRA (whose step takes max(G, H), host_excess_seconds)."""
     if spec.is_training or spec.image.fused_kernels or unfused_adapters(spec)[0]:
         return None
     peak_flops = np.asarray(peak_flops, dtype=float)
@@ -1957,24 +2032,27 @@ def eager_host_rate_steps(spec, peak_flops, bandwidth_bytes, generation=None) ->
         spec, peak_flops, bandwidth_bytes, generation, attention_efficiency
     )
     gpu = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
-    gpu = float(gpu + eager * spec.micro_batch_size)
+    spill = flux_qk_chain_dram_bytes_per_step(spec, l2_cache_bytes) / (
+        bandwidth_bytes * ACHIEVED_BANDWIDTH.value
+    )
+    gpu = float(gpu + spill + eager * spec.micro_batch_size)
     pipeline = PIPELINE_STEP_KERNELS if is_diffusion(spec) else 0.0
     kernels = sum(count for count, _ in units) + pipeline
-    rates = (
-        EAGER_KERNEL_HOST_SECONDS_LOW.value,
-        EAGER_KERNEL_HOST_SECONDS.value,
-        EAGER_KERNEL_HOST_SECONDS_HIGH.value,
-    )
-    steps = [(rate, float(eager_pass_seconds(units, pipeline, gpu, rate))) for rate in rates]
-    return {"gpu_seconds": gpu, "host_seconds": kernels * EAGER_KERNEL_HOST_SECONDS.value, "steps": steps}
+    stated = float(eager_host_rate(generation)) if is_diffusion(spec) else EAGER_KERNEL_HOST_SECONDS.value
+    rates = (EAGER_KERNEL_HOST_SECONDS_LOW.value, stated, EAGER_KERNEL_HOST_SECONDS_HIGH.value)
+    chained = 1 if pipeline_syncs_each_step(spec) else steps(spec)
+    steps_at = [(rate, float(eager_pass_seconds(units, pipeline, gpu, rate, chained))) for rate in rates]
+    return {"gpu_seconds": gpu, "host_seconds": kernels * stated, "rate": stated, "steps": steps_at}
 
 
-def eager_host_rate_note(spec, peak_flops, bandwidth_bytes, generation=None) -> str | None:
-    """The answer's statement that the host decides or co-decides an eager UNet inference step, with the step at
-    the low / stated / high published host rate (eager_host_rate_steps), so the reader sees how much the figure
-    rests on eager_kernel_host_s. None where the step is GPU-bound by more than HOST_CO_DECIDES_WITHIN or the
-    queue does not apply."""
-    parts = eager_host_rate_steps(spec, peak_flops, bandwidth_bytes, generation)
+def eager_host_rate_note(
+    spec, peak_flops, bandwidth_bytes, generation=None, l2_cache_bytes=None
+) -> str | None:
+    """The answer's statement that the host decides or co-decides an eager denoiser inference step (a UNet's or a
+    DiT's), with the step at the low / stated / high published host rate (eager_host_rate_steps), so the reader
+    sees how much the figure rests on the host rate and which host the card is assumed to sit in. None where the
+    step is GPU-bound by more than HOST_CO_DECIDES_WITHIN or the queue does not apply."""
+    parts = eager_host_rate_steps(spec, peak_flops, bandwidth_bytes, generation, l2_cache_bytes)
     if parts is None:
         return None
     gpu, host = parts["gpu_seconds"], parts["host_seconds"]
@@ -1984,15 +2062,23 @@ def eager_host_rate_note(spec, peak_flops, bandwidth_bytes, generation=None) -> 
     decides = "decides" if host >= gpu else "co-decides"
     images = spec.micro_batch_size
     batch = f"{images} image{'s' if images != 1 else ''}"
+    denoiser = "UNet" if not _is_mmdit(spec) else "denoiser"
+    carried = (
+        ""
+        if pipeline_syncs_each_step(spec)
+        else " (averaged over the loop: this pipeline does not sync after its first step, so the host's lead "
+        "carries across steps)"
+    )
     return (
-        f"the host {decides} this eager UNet step ({batch} a step): its kernels at {EAGER_KERNEL_HOST_SECONDS.key} "
-        f"({stated * 1e6:.0f} us a kernel, fal's A100 host) take {host * 1e3:.1f} ms against {gpu * 1e3:.1f} ms of "
-        f"GPU work, and the step, the critical path of the launch queue, is {_step_text(stated_step)}. Published "
-        f"eager diffusers hosts run about {low * 1e6:.0f} to {high * 1e6:.0f} us a kernel (stable-fast's H100 "
-        "host at most 18 us, the diffusers PyTorch 2.0 doc's RTX 4090 at most 25 and its A100 about 46, the "
-        f"LCM-LoRA blog's A100 about 52): at {low * 1e6:.0f} us the step is {_step_text(low_step)}, at "
-        f"{high * 1e6:.0f} us {_step_text(high_step)}. No field states the host; benchmark your own, or use a "
-        "compiled engine (image.fused_kernels, CUDA graphs), which does not pay it"
+        f"the host {decides} this eager {denoiser} step ({batch} a step): its kernels at "
+        f"{stated * 1e6:.0f} us a kernel ({eager_host_class_text(stated)}) take {host * 1e3:.1f} ms against "
+        f"{gpu * 1e3:.1f} ms of GPU work, and the step, the critical path of the launch queue{carried}, is "
+        f"{_step_text(stated_step)}. Published eager diffusers hosts run about {low * 1e6:.0f} to "
+        f"{high * 1e6:.0f} us a kernel (stable-fast's H100 host at most 18 us, the diffusers PyTorch 2.0 doc's RTX "
+        "4090 at most 25 and its A100 about 46, the LCM-LoRA blog's A100 about 52): at "
+        f"{low * 1e6:.0f} us the step is {_step_text(low_step)}, at {high * 1e6:.0f} us {_step_text(high_step)}. "
+        "No field states the host CPU; benchmark your own, or use a compiled engine (image.fused_kernels, CUDA "
+        "graphs), which does not pay it"
     )
 
 
@@ -2639,7 +2725,7 @@ def inference_seconds_per_image(
     traffic = traffic + spill * steps(spec) / spec.micro_batch_size
     # the measured attention is GPU work of the ViT's one forward: the host's launches overlap it
     units = eager_step_units(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
-    launches = eager_launch_seconds_per_image(spec, step + eager * spec.micro_batch_size, units)
+    launches = eager_launch_seconds_per_image(spec, step + eager * spec.micro_batch_size, units, generation)
     seconds = compute + traffic + eager + launches + forward_overhead_seconds_per_image(spec)
     if power_bound_flops is None:
         return seconds

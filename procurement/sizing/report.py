@@ -355,7 +355,9 @@ def _eager_host_rate_note(spec, gpu: GpuSpec, throughput: dict) -> str | None:
     peak, bandwidth, _ = effective_speed(
         spec, [gpu], [spec_peak_tflops(spec, gpu) or np.nan], [1.0], [gpu.memory_bandwidth_gbps]
     )
-    return image_model.eager_host_rate_note(spec, peak[0] * 1e12, bandwidth[0] * 1e9, gpu.generation or 0)
+    return image_model.eager_host_rate_note(
+        spec, peak[0] * 1e12, bandwidth[0] * 1e9, gpu.generation or 0, gpu.l2_cache_bytes
+    )
 
 
 def _candidate(

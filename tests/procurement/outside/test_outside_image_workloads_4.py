@@ -502,7 +502,7 @@ SDB_SD15 = [
     ),  # 1.598 s (-18.4%; optimized -19.1%)
     pytest.param(
         "h100-pcie-80gb", False, 1.44, id="eager-h100-pcie-80gb"
-    ),  # 1.584 s (+10.0%; optimized +9.4%)
+    ),  # 1.584 s (+10.0%; optimized +9.4%). fix51a: 1.436 s (-0.3%): the row eager_kernel_host_s_hopper is set on
     # Was a strict xfail: 1.81 s (-38.7%) at the optimized stack's rate. img9: 2.639 s (-10.8%) with the run's
     # stack stated (image.runtime: pytorch-2.0).
     pytest.param("v100-sxm2-16gb", False, 2.96, id="xformers-v100-sxm2-16gb"),
