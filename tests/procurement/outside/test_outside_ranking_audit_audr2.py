@@ -364,7 +364,14 @@ R_SWIFT = (
     "the weights it packs (7B bf16 27.74 vs int4 23.85: 3.9 GiB saved where the 6.48e9 block weights shrink by 6.48e9 x (2 - 0.515) B = 8.96 GiB). "
     "Candidate, not sized: transformers 4.3x's 4-bit load moves each 16-bit shard to the GPU before bnb packs it, "
     "and the caching allocator keeps the freed blocks reserved (a reserved-not-allocated peak no spec field "
-    "states). No allocated peak of the run is published to separate it."
+    "states). No allocated peak of the run is published to separate it. swiftmem: the bf16 part reads as the caching "
+    "allocator's reserved-not-allocated room over 'delete'-kept samples of every length (ms-swift @97e4d198b "
+    "trainers.py max_memory_reserved after train(); a model of the allocator gives 10.7-24.6 GiB past the allocated "
+    "peak at 2,048 over five sample orders, not sized to a row: test_outside_swift_reserved_swiftmem.py); the bnb "
+    "load (sft.py BitsAndBytesConfig nf4 double quant, device_map 'auto', no prepare_model_for_kbit_training; bnb "
+    "0.41-era nn/modules.py Params4bit.cuda, stored copies ids 1140661241 / 19017067447: each weight goes to the GPU "
+    "as fp16 before quantize_4bit packs it) and MatMul4Bit.forward's dequantized weight per call (autograd/_functions.py "
+    "copies ids 8010181156 / 102675332) were read, not sized."
 )
 
 
