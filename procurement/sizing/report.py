@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 
@@ -676,7 +677,8 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
     }
     if pinned_offload.applies(spec):  # the CPU optimizer step's host cores, and whether they are assumed
         cores, source = pinned_offload.cores_per_rank(spec)
-        summary["parallelism"] |= {
+        parallelism = cast(dict[str, object], summary["parallelism"])
+        parallelism |= {
             "offload_cpu_cores_per_rank": float(np.max(cores)),
             "offload_cpu_cores_source": source,
         }

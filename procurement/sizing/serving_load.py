@@ -92,7 +92,7 @@ def step_mix(concurrency: float, prompt_tokens: float, output_tokens: float, bud
     chunk = max(float(budget_tokens) - float(concurrency), 1.0)
     chunks = math.ceil(prompt / chunk) if prompt > 0 else 0
     last = prompt - (chunks - 1) * chunk if chunks else 0.0
-    mix = {
+    mix: dict[str, object] = {
         "steps": steps,
         "chunk_tokens": chunk,
         "chunks_per_prompt": chunks,
