@@ -463,9 +463,10 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         GENERATE_HARNESSES,
         "inference.engine hf_eager: whose generate drives the loop. transformers (default: the model's own generate, "
         "as transformers, optimum's benchmark and the Qwen2 / Qwen2.5 speed pages call it; the host at "
-        "hf_generate_kernel_host_s, 17 us a kernel on the unstated count; 19.68 us, hf_generate_release_kernel_host_s, "
+        "hf_generate_kernel_host_s, 17 us a kernel on the unstated count; 19.67 us, hf_generate_release_kernel_host_s, "
         "where inference.transformers_release is stated) or auto_gptq (the host AutoGPTQ's README llama-7b fp16 A100 row "
-        "measured, 31 us a kernel; cause not shown: a stated host rate, eager_kernel_host_s)",
+        "measured, 31 us a kernel; cause not shown: a stated host rate, eager_kernel_host_s, read on the unstated "
+        "count, so it takes no inference.transformers_release)",
     )
     rotary_backend = _choice(
         ROTARY_BACKENDS,
@@ -483,10 +484,11 @@ class WorkloadInferenceSerializer(serializers.Serializer):
         "(serving_host.RELEASE_LAYER_KERNELS, read from each release's modeling code). unstated (default): the "
         "engine's count (model.eager_layer's, the Llama 4.30 layer's 51 for llama / qwen2 / mistral). 4.32.0: llama "
         "with attn_implementation eager (47 a layer); 4.37.2: llama with sdpa (42); 4.38.2: qwen2 or mistral with "
-        "flash_attention_2 (45); 4.46.0: qwen2 (42 a layer + 8 a token of the model-level rotary) or mistral (50) "
+        "flash_attention_2 (46); 4.46.0: qwen2 (42 a layer + 9 a token of the model-level rotary) or mistral (50) "
         "with flash_attention_2. Any other (layer, release, attn_implementation) is refused, as is a release "
-        "outside an hf_eager loop. A stated release is priced at the host rate read on the recounted rows "
-        "(hf_generate_release_kernel_host_s, 19.68 us a kernel under transformers' generate); unstated keeps "
+        "outside an hf_eager loop or with generate_harness auto_gptq. A stated release is priced at the host rate "
+        "read on the recounted rows (hf_generate_release_kernel_host_s, 19.67 us a kernel under transformers' "
+        "generate); unstated keeps "
         "hf_generate_kernel_host_s (16.99 us, read on the 51 count): a count and its rate travel together",
     )
     expert_precision = _choice(

@@ -2093,7 +2093,18 @@ def _check_consistency(reader: _Reader, spec: WorkloadSpec, *, model_known: bool
             )
     _check_rotary_backend(reader, spec, eager_loop)
     release = spec.inference.transformers_release
-    if release != "unstated" and eager_loop:
+    if release != "unstated" and eager_loop and spec.inference.generate_harness != "transformers":
+        # fixtr (audtr): a stated release's count is priced at the rate read on that count under plain transformers
+        # generate (hf_generate_release_kernel_host_s); auto_gptq's 31 us was read on the unstated 51-kernel count
+        # (AutoGPTQ @4b8524ff README llama-7b fp16), so no rate goes with a recount under it.
+        reader.error(
+            "inference.transformers_release",
+            f"transformers_release {release} needs inference.generate_harness transformers (got "
+            f"{spec.inference.generate_harness}): the host rate of a stated release was read on its own kernel count "
+            "under plain transformers generate, and the auto_gptq rate (31 us a kernel) on the unstated count; leave "
+            "transformers_release unstated with generate_harness auto_gptq",
+        )
+    elif release != "unstated" and eager_loop:
         layer, attn = spec.model.eager_layer, spec.inference.attn_implementation
         if (layer, release, attn) not in TRANSFORMERS_RELEASE_LAYERS:
             counted = ", ".join(f"{a} / {r} / {b}" for a, r, b in sorted(TRANSFORMERS_RELEASE_LAYERS))

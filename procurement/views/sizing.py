@@ -254,8 +254,8 @@ KNOB_LABELS = {
         "Transformers release",
         "hf_eager, llama / qwen2 / mistral layers: unstated (the engine's count) / 4.32.0 (llama, eager) / 4.37.2 "
         "(llama, sdpa) / 4.38.2 or 4.46.0 (qwen2 or mistral, flash_attention_2): the decoder layer's kernels as that "
-        "release's code issues them, at the host rate read on those counts (19.68 us a kernel, not 16.99); other pairs are "
-        "refused",
+        "release's code issues them, at the host rate read on those counts (19.67 us a kernel, not 16.99); other pairs, "
+        "and the auto_gptq harness, are refused",
     ),
     "eager_layer": (
         "Decoder layer code",

@@ -125,15 +125,16 @@ ROWS = {
     "7b-1": ("7b", 1, 40.38, 31.55, 41.847, 34.032, 41.845),
     "7b-6144": ("7b", 6144, 38.76, 31.26, 41.478, 33.787, 41.478),
     "1.5b-30720": ("1.5b", 30720, 38.59, 31.04, 41.158, 33.574, 41.158),
-    "7b-14336": ("7b", 14336, 29.78, 26.86, 40.895, 33.399, 37.330),
+    # fixtr: 33.399 -> 33.391 (4.46.0 at 1,215 kernels x 19.67 us, the model-level rotary 9 a token: step +0.03%)
+    "7b-14336": ("7b", 14336, 29.78, 26.86, 40.895, 33.391, 37.330),
     # int8gpu: cuda_old 23.865 (+35.7%) -> 23.736 (+34.9%): the 4 bare ops' GPU bytes (326.6 MB, 0.229 ms a token)
     "7b-30720": ("7b", 30720, 18.83, 17.59, 23.865, 23.736, 22.188),
 }
 _REASON = {
     "7b-14336": "UNEXPLAINED (aud51g): [QW25SPEED] Qwen2.5-7B-Instruct GPTQ-Int8, 1 x A100, input 14,336, cuda_old: "
-    "published 26.86 tokens/s, ours 33.40 (+24.3%; unstated 40.90, +52.3%; qwen2up2: the row stated as run, "
+    "published 26.86 tokens/s, ours 33.39 (+24.3%; unstated 40.90, +52.3%; qwen2up2: the row stated as run, "
     "transformers 4.46.0, 42 kernels a layer + 8 a token at 19.68 us, was 32.45, +20.8%, on the 51 count at 16.99 "
-    "us). The miss is the BF16 pair's: the same "
+    "us; fixtr: 9 a token at 19.67 us, 33.40 -> 33.39). The miss is the BF16 pair's: the same "
     "page's BF16 row reads 37.33 against 29.78 (+25.4%, stop48b's row, the GPU step priced 26.9 ms against the run's "
     "33.0); the Int8 / BF16 ratio is 0.895 against the published 0.902 (-0.8%), so cuda_old's own term is inside "
     "the bar here and none of this gap is sized by it; the BF16 class's gap is unsized (stop48b).",
@@ -224,6 +225,8 @@ def test_cuda_old_gpu_bytes_by_hand(bundled_catalog):
     # the GPU-bound row moves by them (its xfail above cannot show it): 23.865 -> 23.736; the host-bound 7B 14,336
     # row does not (its GPU step stays under the host floor; qwen2up2: 32.446 -> 33.399, the release's count at 19.68 us)
     assert _as_published("7b", 30720, "int8", "cuda_old") == pytest.approx(23.736, rel=0.001)
-    assert _as_published("7b", 14336, "int8", "cuda_old") == pytest.approx(33.399, rel=0.001)
+    assert _as_published("7b", 14336, "int8", "cuda_old") == pytest.approx(
+        33.391, rel=0.001
+    )  # fixtr: 33.399 on 8
     # silent off cuda_old: the same row stated without the kernel moves no bytes
     assert serving_host.quant_kernel_gpu_bytes(parse_workload_spec(_spec("7b", 30720, "int8"))) == 0.0
