@@ -27,7 +27,7 @@ from pricing.providers.cells import decimal_or_none, required_decimal
 from pricing.providers.gcp_hosts import read_gcp_instances
 from pricing.providers.generic_csv import read_generic_csv
 from pricing.providers.records import SourceRowError
-from pricing.providers.skypilot_csv import read_skypilot_csv, with_contradicting_hosts_unknown
+from pricing.providers.skypilot_csv import read_skypilot_csv, with_contradicting_hosts_at_smallest
 from pricing.providers.spot_advisor import read_spot_advisor, snapshot_time_from_name
 
 log = logging.getLogger(__name__)
@@ -394,7 +394,7 @@ def _bundled_price_records(data_dir: Path, progress, aws_instance_types: set[str
         records = read_skypilot_csv(
             data_dir / relative, provider=provider, observed_at=SKYPILOT_SNAPSHOT_AT, refusals=refusals
         )
-        for record in with_contradicting_hosts_unknown(list(records)):
+        for record in with_contradicting_hosts_at_smallest(list(records)):
             if provider == "aws":
                 aws_instance_types.add(record.instance.name)
             yield record

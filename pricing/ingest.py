@@ -379,6 +379,7 @@ def _ensure_instance_types(
                 "network": inst.network,
                 "interconnect": inst.interconnect,
                 "host_priced_separately": inst.host_priced_separately,
+                "host_figures_lower_bound": inst.host_figures_lower_bound,
             }
         )
     _keep_stored_metadata(rows)

@@ -204,6 +204,10 @@ class InstanceType(models.Model):
     host_priced_separately = models.BooleanField(
         default=False, help_text="The price covers the GPUs only; the host VM is billed separately (GCP)."
     )
+    host_figures_lower_bound = models.BooleanField(
+        default=False,
+        help_text="vCPUs and RAM are the smallest of the figures the source lists for this type in its regions.",
+    )
 
     class Meta:
         ordering = ["provider__slug", "name"]

@@ -198,6 +198,7 @@ def _instance_types() -> pd.DataFrame:
         "vcpus",
         "memory_gib",
         "host_priced_separately",
+        "host_figures_lower_bound",
     )
     names = (
         "id",
@@ -209,12 +210,14 @@ def _instance_types() -> pd.DataFrame:
         "vcpus",
         "memory_gib",
         "host_priced_separately",
+        "host_figures_lower_bound",
     )
     columns = dict(zip(names, zip(*rows, strict=True), strict=True)) if rows else {n: () for n in names}
     table = {name: np.array(columns[name], dtype=TEXT) for name in names[1:5]}
     for name in ("gpu_count", "vcpus", "memory_gib"):
         table[name] = np.array([np.nan if v is None else float(v) for v in columns[name]], dtype=float)
     table["host_priced_separately"] = np.array(columns["host_priced_separately"], dtype=bool)
+    table["host_figures_lower_bound"] = np.array(columns["host_figures_lower_bound"], dtype=bool)
     index = pd.Index(np.array(columns["id"], dtype=np.int64))
     return pd.DataFrame({k: pd.Series(v, dtype=v.dtype, index=index) for k, v in table.items()})
 
@@ -276,6 +279,7 @@ def offer_table(*, gpu_mapped_only: bool = True) -> pd.DataFrame:
         "source": prices["source"],
         "host_priced_separately": catalog["host_priced_separately"],
         "commitment_kind": prices["commitment_kind"],
+        "host_figures_lower_bound": catalog["host_figures_lower_bound"],
     }
     frame = pd.DataFrame({name: _series(columns[name][keep]) for name in OFFER_FRAME_COLUMNS})
     frame["observed_at"] = frame["observed_at"].dt.tz_localize("UTC")

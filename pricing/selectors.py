@@ -48,6 +48,7 @@ OFFER_FRAME_COLUMNS = [
     "source",
     "host_priced_separately",
     "commitment_kind",
+    "host_figures_lower_bound",
 ]
 # Added after the columns above (same rows): float copies of the Decimal columns, and freshness.
 FLOAT_COLUMNS = ("gpu_count", "vcpus", "memory_gib", "price_per_hour_usd", "price_per_gpu_hour_usd")
@@ -126,6 +127,7 @@ def offer_frame(*, gpu_mapped_only: bool = True, now: dt.datetime | None = None,
         "offer__instance_type__host_priced_separately",
         "refresh__source",
         "commitment_kind",
+        "offer__instance_type__host_figures_lower_bound",
     )
     rates = fx_rates(base="USD")
     records, refresh_sources = [], []
@@ -133,7 +135,7 @@ def offer_frame(*, gpu_mapped_only: bool = True, now: dt.datetime | None = None,
         amount, currency, count = row[13], row[14], row[8]
         usd = amount * rates[currency] if currency in rates else None
         per_gpu = usd / count if usd is not None else None
-        records.append((*row[:15], usd, per_gpu, *row[15:18], row[19]))
+        records.append((*row[:15], usd, per_gpu, *row[15:18], row[19], row[20]))
         refresh_sources.append(row[18] or "")
     frame = pd.DataFrame.from_records(records, columns=OFFER_FRAME_COLUMNS)
     for column in FLOAT_COLUMNS:

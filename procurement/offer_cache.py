@@ -34,7 +34,7 @@ from django.conf import settings
 
 log = logging.getLogger(__name__)
 
-SCHEMA = "offer-table-v1"  # change with offer_table()'s columns or their meaning
+SCHEMA = "offer-table-v2"  # change with offer_table()'s columns or their meaning
 SHARED_TTL_S = 3600  # a superseded version's entry is garbage within the hour
 PROCESS_ENTRIES = 2  # the current version, and the one before while requests on it finish
 CONTEXT_S = 60

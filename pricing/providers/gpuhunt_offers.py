@@ -13,8 +13,8 @@ on), so its tests run on recorded items without the library or the network.
 - ``cpu`` and ``memory`` are kept as gpuhunt reports them (vCPUs, GB); ``gpu_memory`` is per GPU (DigitalOcean's, a
   droplet total in gpuhunt 0.1.34, is divided by the count; a figure above any GPU's is unknown).
 - Host specs (``cpu``, ``memory``) are the provider's API figures as gpuhunt reports them (the record's
-  source is ``gpuhunt:<provider>``); an instance type whose rows disagree on them gets them unknown, as
-  the SkyPilot reader does (``with_contradicting_hosts_unknown``).
+  source is ``gpuhunt:<provider>``); an instance type whose rows disagree on them gets the smallest of each,
+  marked a lower bound, as the SkyPilot reader does (``with_contradicting_hosts_at_smallest``).
 - Interconnect and fabric come from the provider's documentation, not from gpuhunt: rules per instance
   family in procurement/data/interconnects.csv (each with its source); a family no rule names stays
   unknown (PCIe assumed, marked unstated).
@@ -46,7 +46,7 @@ from typing import Any
 from pricing.price_checks import AMBIGUOUS_GPU, UNREADABLE, Refusals
 from pricing.providers.cells import PRICE_QUANTUM
 from pricing.providers.records import InstanceTypeRecord, PriceRecord
-from pricing.providers.skypilot_csv import with_contradicting_hosts_unknown
+from pricing.providers.skypilot_csv import with_contradicting_hosts_at_smallest
 from pricing.providers.vocabulary import ON_DEMAND, SPOT
 
 GPUHUNT_VERSION = "0.1.34"
@@ -150,8 +150,8 @@ def gpuhunt_price_records(
     stats: GpuhuntReadStats,
 ) -> Iterator[PriceRecord]:
     """One price per item of gpuhunt provider `provider`, as of `observed_at`; host figures an instance
-    type's items contradict are made unknown (``with_contradicting_hosts_unknown``)."""
-    yield from with_contradicting_hosts_unknown(
+    type's items contradict are the smallest listed, a lower bound (``with_contradicting_hosts_at_smallest``)."""
+    yield from with_contradicting_hosts_at_smallest(
         list(
             _price_records(items, provider=provider, observed_at=observed_at, refusals=refusals, stats=stats)
         )

@@ -30,6 +30,9 @@ class InstanceTypeRecord:
     interconnect: str = ""
     # True when the source prices the GPUs alone and the host VM separately (GCP GPU-only rows).
     host_priced_separately: bool = False
+    # True when vcpus / memory_gib are the smallest of figures the source lists for this type in different
+    # regions (skypilot_csv.with_contradicting_hosts_at_smallest): a lower bound, not the one host's figure.
+    host_figures_lower_bound: bool = False
 
 
 @dataclass(frozen=True)

@@ -295,13 +295,18 @@ def _is_new_price(
     return False
 
 
-def with_contradicting_hosts_unknown(records: list[PriceRecord]) -> list[PriceRecord]:
-    """The records, with the host figures of an instance type whose rows disagree on them made unknown.
+def with_contradicting_hosts_at_smallest(records: list[PriceRecord]) -> list[PriceRecord]:
+    """The records, with the host figures of an instance type whose rows disagree on them set to the smallest
+    listed figure, marked ``host_figures_lower_bound``.
 
     One instance type is one host (InstanceType is unique per provider and name), but a catalog can give
-    it two: Hyperstack's n3-H100-SXM5x8 has 1800 GiB of RAM in CANADA-1 and 960 GiB in US-1. Keeping the
-    first row's figure would decide silently; unknown (None) is what the data supports, and the ranking
-    then says "host unknown" instead of checking a rule against a figure that holds in one region only.
+    it several: Hyperstack's n3-H100-SXM5x8 has 1800 GiB of RAM in CANADA-1 and 960 GiB in US-1; lium's
+    RTX4090_1x 12 vCPUs / 63 GiB in RO, 4 / 29 in RU, 24 / 63 in UA (SkyPilot catalog @04a03aee). Each figure
+    is the provider's own, so the smallest of each (vCPUs and RAM apart) is a host every listed region has at
+    least: a lower bound, not unknown (outside audit audhd, stop 52: read as unknown, lium's 4090 host, which
+    meets the serving rule in every region, was ranked below a dearer row as a host doubt). The store keeps one
+    host per instance type, so per-region figures are not kept; the mark lets a row say its figure is the
+    smallest listed. A figure missing on any row leaves that figure unknown (no bound holds for that row).
     """
     figures: dict[tuple[str, str], set] = {}
     for record in records:
@@ -309,12 +314,26 @@ def with_contradicting_hosts_unknown(records: list[PriceRecord]) -> list[PriceRe
         figures.setdefault((instance.provider, instance.name), set()).add(
             (instance.vcpus, instance.memory_gib)
         )
-    contradicted = {key for key, seen in figures.items() if len(seen) > 1}
-    if not contradicted:
+    smallest = {
+        key: tuple(_smallest(figure[i] for figure in seen) for i in (0, 1))
+        for key, seen in figures.items()
+        if len(seen) > 1
+    }
+    if not smallest:
         return records
-    return [
-        replace(record, instance=replace(record.instance, vcpus=None, memory_gib=None))
-        if (record.instance.provider, record.instance.name) in contradicted
-        else record
-        for record in records
-    ]
+    out = []
+    for record in records:
+        key = (record.instance.provider, record.instance.name)
+        if key in smallest:
+            vcpus, memory_gib = smallest[key]
+            instance = replace(
+                record.instance, vcpus=vcpus, memory_gib=memory_gib, host_figures_lower_bound=True
+            )
+            record = replace(record, instance=instance)
+        out.append(record)
+    return out
+
+
+def _smallest(values) -> Decimal | None:
+    values = list(values)
+    return None if any(v is None for v in values) else min(values)

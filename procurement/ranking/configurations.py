@@ -72,11 +72,24 @@ class Configurations:
     # know: the host rule decides a serving row's order, and nobody checked it, so it is one host doubt, the
     # same as a known host below the rule (aud51x, stop 52)
     host_unknown: np.ndarray | None = None
+    # a known host short beyond HOST_SHORT_TOLERANCE of the RAM its stack holds, or missing both the RAM and the
+    # vCPU rule: a second host doubt, so it ranks after an unknown host (audhd, stop 52: a 4 GiB host under an
+    # 8.2 GiB serving rule, certain to fail at load, ranked above an unlisted Vast host on 15 cents)
+    host_severe: np.ndarray | None = None
+    # every fitting row's host is unknown where it is checked (``--provider vast``): the doubt orders nothing,
+    # and the rows do not claim a rank below a known host no row has (rows.reasons_for, audhd)
+    host_unknown_everywhere: bool = False
 
     @property
     def host_doubted(self) -> np.ndarray:
         """Per configuration: one host doubt, known and short or unknown where checked."""
         return self.host_doubt if self.host_unknown is None else self.host_doubt | self.host_unknown
+
+    @property
+    def host_doubts(self) -> np.ndarray:
+        """Per configuration: host doubts counted, 0, 1 (unknown, or short within the tolerance) or 2 (severe)."""
+        doubts = self.host_doubted.astype(np.int8)
+        return doubts if self.host_severe is None else doubts + self.host_severe
 
     def price_per_hour(self, index: int) -> float:
         """The instance-hour price ranked (USD): the quote, or the robust price of a spot outlier."""
@@ -169,15 +182,63 @@ def host_shortfall(
     return short
 
 
+# A known host whose RAM is short of what its stack holds by more than this share of it is a second host doubt (a
+# model assumption, audhd's suggested figure: the serving rule's 3.5 GiB runtime term and a loader's buffers are
+# estimates good to about this; 1.9% short, hostdoubt's 16 of 16.3 GiB, is within them, 51% short is a load failure)
+HOST_SHORT_TOLERANCE = 0.10
+
+
+def host_severe(
+    columns: dict[str, np.ndarray], offer: np.ndarray, shapes: Shapes, shape: np.ndarray, spec: WorkloadSpec
+) -> np.ndarray:
+    """Per configuration: a known host short of the RAM its stack holds by more than HOST_SHORT_TOLERANCE, or
+    short of both that RAM and the vCPU rule (the comparisons of ``host_shortfall``). A host whose figures are
+    the smallest the provider lists across regions (``lower_bound``) is never severe: its region may be larger.
+    A vCPU shortfall alone stays one doubt: too few vCPUs slow a row, too little RAM fails it at load."""
+    stack = shapes.host_ram_stack_gib
+    if stack is None:
+        return np.zeros(np.shape(offer), dtype=bool)
+    ram, needed = columns["memory_gib"][offer], stack[shape]
+    ram_short = ram < needed
+    with np.errstate(invalid="ignore", divide="ignore"):
+        far = ram_short & ((needed - ram) / needed > HOST_SHORT_TOLERANCE)
+    vcpus_short = (
+        columns["vcpus"][offer] < shapes.host_vcpus[shape]
+        if not feeds_loader(spec)
+        else np.zeros(np.shape(offer), dtype=bool)
+    )
+    return (far | (ram_short & vcpus_short)) & ~_lower_bound(columns, offer)
+
+
+def _lower_bound(columns: dict[str, np.ndarray], offer: np.ndarray) -> np.ndarray:
+    flags = columns.get("host_lower_bound")
+    return np.zeros(np.shape(offer), dtype=bool) if flags is None else flags[offer]
+
+
 def host_ram_blocking(
     columns: dict[str, np.ndarray], offer: np.ndarray, shapes: Shapes, shape: np.ndarray
 ) -> np.ndarray:
     """Per configuration: the plan itself needs host RAM the instance does not have. With CPU offload of
     the optimizer or parameters the host holds that state (and stages it with the GPUs' memory), so the
     full rule, RAM >= GPU memory + offloaded state, is a limit rather than a rule of thumb. Only this
-    host figure excludes an offer, and only when it is known (NaN < x is False)."""
+    host figure excludes an offer, and only when it is known (NaN < x is False) and not a lower bound (the
+    smallest of the provider's listed hosts: another region's host may hold it; ``offload_host_unknown``)."""
     offloads = shapes.offloaded_per_gpu_gib[shape] > 0
-    return offloads & (columns["memory_gib"][offer] < shapes.host_ram_gib[shape])
+    below = columns["memory_gib"][offer] < shapes.host_ram_gib[shape]
+    return offloads & below & ~_lower_bound(columns, offer)
+
+
+def offload_host_unknown(
+    columns: dict[str, np.ndarray], offer: np.ndarray, shapes: Shapes, shape: np.ndarray
+) -> np.ndarray:
+    """Per configuration: the plan offloads to CPU (optimizer or parameters), so its host RAM is a limit
+    (``host_ram_blocking``), and the host's RAM is unknown, or a lower bound below the limit: one host doubt in
+    either deployment (audhd, stop 52: 70B ZeRO-3 optimizer offload ranked an unknown Vast host first; a limit,
+    where an unknown host matters most). Training without offload keeps ranking an unknown host by cost."""
+    offloads = shapes.offloaded_per_gpu_gib[shape] > 0
+    ram = columns["memory_gib"][offer]
+    below_bound = _lower_bound(columns, offer) & (ram < shapes.host_ram_gib[shape])
+    return offloads & (np.isnan(ram) | below_bound)
 
 
 def configure(
@@ -214,6 +275,15 @@ def configure(
     if options.storage_gb:
         total += (options.storage_gb * columns["storage_rate"])[offer] * storage_months[shape]
     selected = (fits | options.include_infeasible) & _filters(total, hours, options)
+    unknown = (
+        (
+            host_unknown(columns, offer, shapes, shape, spec) & (options.deployment == "production")
+            | offload_host_unknown(columns, offer, shapes, shape)
+        )
+        & ~columns["gpu_only"][offer]
+        & fits
+    )
+    shown = fits & selected
     return Configurations(
         offer,
         shape,
@@ -235,10 +305,9 @@ def configure(
         consumer_serving_split(spec, shapes, shape, columns["consumer"][offer])
         & fits
         & (options.deployment == "production"),  # development: ranked by cost (options.DEPLOYMENTS)
-        host_unknown(columns, offer, shapes, shape, spec)
-        & ~columns["gpu_only"][offer]
-        & fits
-        & (options.deployment == "production"),
+        unknown,
+        host_severe(columns, offer, shapes, shape, spec) & ~columns["gpu_only"][offer] & fits,
+        bool(shown.any() and unknown[shown].all()),
     )
 
 
@@ -249,7 +318,9 @@ def host_unknown(
     stack is known (shapes.host_ram_stack_gib, sizing.host.serving_host_ram), vCPUs always (>= 4 per GPU). Training
     is not doubted for an unknown host (its rows keep their order: the brief of aud51x's fix asks production
     serving, where the host rule decides; a training row's host shortfall is a doubt only when known)."""
-    if spec.is_training or spec.model.is_image:  # image generation: a batch job, its unknown host only warns
+    # image models: no host RAM rule for an image pipeline (host.serving_host_ram returns None for them; aud44r), so
+    # an unknown host leaves nothing unchecked that a known one would be checked on: it only warns
+    if spec.is_training or spec.model.is_image:
         return np.zeros(np.shape(offer), dtype=bool)
     unknown = np.isnan(columns["vcpus"][offer])
     if shapes.host_ram_stack_gib is not None:
@@ -390,7 +461,7 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
     doubts = (
         configs.tight[candidates].astype(np.int8)
         + configs.unstated_link[candidates]
-        + configs.host_doubted[candidates]
+        + configs.host_doubts[candidates]
         + configs.consumer_split[candidates]
     )
     if fits.any():

@@ -126,6 +126,7 @@ DESCRIBE_COLUMNS = (
     "scheduled",
     "stale_after_hours",
     "gpu_only",
+    "host_lower_bound",
 )
 # Spot sanity and price quality (pricing/spot_sanity.py, pricing/price_quality.py), read for returned rows.
 SANITY_DESCRIBE_COLUMNS = (
@@ -324,6 +325,13 @@ def offer_columns(
     columns["gpu_only"] = (
         offers["host_priced_separately"].to_numpy(dtype=bool)[keep]
         if "host_priced_separately" in offers
+        else np.zeros(keep.size, dtype=bool)
+    )
+    # vCPUs / RAM the smallest the source lists for the type across regions (pricing/providers/skypilot_csv.py
+    # with_contradicting_hosts_at_smallest): checked like any known host, the row says it is a lower bound
+    columns["host_lower_bound"] = (
+        offers["host_figures_lower_bound"].to_numpy(dtype=bool)[keep]
+        if "host_figures_lower_bound" in offers
         else np.zeros(keep.size, dtype=bool)
     )
     provider = text["provider"]

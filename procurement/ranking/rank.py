@@ -16,7 +16,7 @@ from procurement.ranking.deadline import apply_deadline, cheapest_on_demand_same
 from procurement.ranking.empty import why_empty
 from procurement.ranking.offers import PreparedOffers, prepare
 from procurement.ranking.options import RankingOptions
-from procurement.ranking.rows import describe
+from procurement.ranking.rows import NO_KNOWN_HOST_TEXT, describe
 from procurement.ranking.serving import serving_options
 from procurement.ranking.shapes import build_shapes
 from procurement.ranking.spot_details import price_histories
@@ -137,6 +137,8 @@ def rank_workload(
         for index, row in zip(order.tolist(), rows, strict=True):
             add_also_in(row, also_in.get(int(index), []))
     _add_tie_note(rows, order, prepared, configs, gpus)
+    if configs.host_unknown_everywhere and rows:  # said once, not on every row (audhd, stop 52)
+        rows[0]["reasons"].append(NO_KNOWN_HOST_TEXT)
     feasible = int(configs.fits.sum())
     reasons = []
     if not feasible or not any(row["fits"] for row in rows):

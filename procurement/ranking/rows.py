@@ -449,14 +449,50 @@ HOST_UNKNOWN_ORDER_REASON = (
 )
 
 
-def host_order_reason(offer, shapes: Shapes, shape: int, spec) -> str:
+# every fitting row's host is unknown (configurations.Configurations.host_unknown_everywhere): said once, on row 1
+# (rank.rank_workload), and no row claims a rank below a known host that no row has (audhd, stop 52)
+NO_KNOWN_HOST_TEXT = (
+    "no offer here has a known host: the host rule is checked on none, so the host orders no row"
+)
+HOST_UNKNOWN_TEXT = "the host's figures are not known, so the serving host rule is not checked"
+# configurations.HOST_SHORT_TOLERANCE's grade, in words
+SEVERE_HOST_TEXT = "short by more than 10% of the RAM or of both rules: two host doubts, ranked after a host that is not known"
+
+
+def host_unknown_reason(offer, shapes: Shapes, shape: int, everywhere: bool) -> str:
+    """Why an unknown host is a doubt: the serving rule unchecked, or, where the plan offloads to the CPU, the host
+    RAM limit unchecked, with the RAM needed (configurations.offload_host_unknown). Where every fitting row's host
+    is unknown the doubt orders nothing, and the row says only what is unchecked."""
+    offloaded = float(shapes.offloaded_per_gpu_gib[shape])
+    if offloaded > 0:
+        needed = float(shapes.host_ram_gib[shape])
+        text = (
+            f"the plan offloads to the CPU, so host RAM is a limit ({needed:.1f} GiB needed), and the host's RAM "
+            + (
+                f"is known only as the smallest of the provider's listed hosts, {float(offer['memory_gib']):g} GiB"
+                if offer.get("host_lower_bound") and not math.isnan(float(offer["memory_gib"]))
+                else "is not known"
+            )
+            + ": not checked; one host doubt"
+        )
+    elif not everywhere:
+        return HOST_UNKNOWN_ORDER_REASON
+    else:
+        text = HOST_UNKNOWN_TEXT + ": one host doubt, as a host below the rule"
+    if everywhere:
+        return text
+    return text + "; ranked below the first row whose host is known and meets it"
+
+
+def host_order_reason(offer, shapes: Shapes, shape: int, spec, severe: bool = False) -> str:
     """HOST_ORDER_REASON with the rule the host misses and by how much (aud51x, stop 52: a known host 0.3 GiB
     short was demoted in words that did not say it was 0.3 GiB): the same comparisons as
-    configurations.host_shortfall."""
+    configurations.host_shortfall; a severe shortfall (configurations.host_severe) says it counts two."""
     misses = host_misses(offer, shapes, shape, spec)
     if not misses:
         return HOST_ORDER_REASON
-    return f"the host misses {' and '.join(misses)}: ranked below the first row whose host meets it"
+    grade = f" ({SEVERE_HOST_TEXT})" if severe else ""
+    return f"the host misses {' and '.join(misses)}{grade}: ranked below the first row whose host meets it"
 
 
 def host_misses(offer, shapes: Shapes, shape: int, spec) -> list[str]:
@@ -541,10 +577,11 @@ def reasons_for(index, offer, shapes: Shapes, configs, spec, options, plan, age,
         reasons.append(calibrated)
     reasons.extend(_pricing_reasons(index, offer, configs, shapes, shape, spec, options))
     reasons.extend(_offer_reasons(offer, shapes, shape, host))
+    severe = configs.host_severe is not None and bool(configs.host_severe[index])
     if configs.host_doubt[index]:
-        reasons.append(host_order_reason(offer, shapes, shape, spec))
+        reasons.append(host_order_reason(offer, shapes, shape, spec, severe=severe))
     elif configs.host_unknown is not None and configs.host_unknown[index]:
-        reasons.append(HOST_UNKNOWN_ORDER_REASON)
+        reasons.append(host_unknown_reason(offer, shapes, shape, configs.host_unknown_everywhere))
     if configs.consumer_split[index]:
         reasons.append(CONSUMER_SPLIT_ORDER_REASON)
     link = shapes.links[int(shapes.link[shape])]
@@ -728,7 +765,15 @@ def _offer_reasons(offer, shapes: Shapes, shape: int, host=None) -> list[str]:
     if offer["gpu_only"]:
         return [GPU_ONLY_REASON]
     blocking, warnings = host or host_texts(offer, shapes, shape)
-    return blocking + warnings
+    return blocking + warnings + ([HOST_LOWER_BOUND_TEXT] if offer.get("host_lower_bound") else [])
+
+
+# pricing/providers/skypilot_csv.py with_contradicting_hosts_at_smallest: the source lists this type with other
+# host figures in other regions; the smallest of each is stored and checked (audhd, stop 52)
+HOST_LOWER_BOUND_TEXT = (
+    "host vCPUs and RAM: the smallest of the provider's listed hosts for this instance type (its regions list "
+    "different figures), a lower bound"
+)
 
 
 def _quality_text(quality: str, observed_at: dt.datetime, now: dt.datetime) -> str:

@@ -35,11 +35,20 @@ def host_texts(offer: dict[str, Any], shapes: Shapes, shape: int) -> tuple[list[
     stack_needed = (
         float(shapes.host_ram_stack_gib[shape]) if shapes.host_ram_stack_gib is not None else math.nan
     )
+    lower_bound = bool(offer.get("host_lower_bound"))
     if not math.isnan(ram) and ram < ram_needed and offloaded > 0:
         parts = f"{ram_needed - offloaded:.1f} GiB of GPU memory + {offloaded:.1f} GiB offloaded"
-        blocking.append(
-            f"host RAM too small: {ram:g} GiB on the instance, needs {ram_needed:.1f} GiB ({parts})"
-        )
+        if (
+            lower_bound
+        ):  # the smallest listed host: another region's may hold it (configurations.host_ram_blocking)
+            warnings.append(
+                f"host RAM may be too small: the smallest of the provider's listed hosts has {ram:g} GiB, the plan "
+                f"needs {ram_needed:.1f} GiB ({parts}); check this region's host"
+            )
+        else:
+            blocking.append(
+                f"host RAM too small: {ram:g} GiB on the instance, needs {ram_needed:.1f} GiB ({parts})"
+            )
     elif not math.isnan(stack_needed):
         # the stack is known (sizing.host.stack_host_ram, aud44r; serving_host_ram, aud48r): what it holds, the card
         # rule unsaid
@@ -68,7 +77,10 @@ def host_texts(offer: dict[str, Any], shapes: Shapes, shape: int) -> tuple[list[
         )
     unknown = [name for name, value in (("RAM", ram), ("vCPUs", vcpus)) if math.isnan(value)]
     if unknown:
-        warnings.append(f"host {' and '.join(unknown)} unknown for this offer: not checked")
+        text = f"host {' and '.join(unknown)} unknown for this offer: not checked"
+        if math.isnan(ram) and offloaded > 0:  # a limit for this plan (audhd): what the host must hold
+            text += f"; the plan offloads to the CPU and needs {ram_needed:.1f} GiB of host RAM"
+        warnings.append(text)
     return blocking, warnings
 
 

@@ -298,15 +298,28 @@ def rank_workload_loop(
             for plan, _group, hours, offloaded, tight, tp, total_gpus, pp in candidates:
                 ram_needed, vcpus_needed = host_needs(spec, gpu.capacity_gib, offloaded, per_instance)
                 # the host rules of thumb only warn; RAM the plan offloads to is a limit (NaN: unknown, allowed)
-                if offloaded > 0 and offer.memory_gib < ram_needed:
+                # a lower bound (the smallest of the provider's listed hosts) never excludes (audhd, fix51hd)
+                lower_bound = bool(getattr(offer, "host_figures_lower_bound", False))
+                if offloaded > 0 and offer.memory_gib < ram_needed and not lower_bound:
                     continue
                 # below what the training stack holds on the host (RAM; the card rule only warns, aud44r) or
                 # the vCPU rule where no image loader's rate costs them: ordered like a tight fit (issue 26,
                 # stop 44)
                 stack = stack_host_ram(spec)
-                host_doubt = (
-                    stack is not None and offer.memory_gib < per_instance * (stack[0] + offloaded)
-                ) or (not feeds_loader(spec) and offer.vcpus < vcpus_needed)
+                stack_gib = math.nan if stack is None else per_instance * (stack[0] + offloaded)
+                ram_short = offer.memory_gib < stack_gib
+                vcpus_short = not feeds_loader(spec) and offer.vcpus < vcpus_needed
+                host_doubt = ram_short or vcpus_short
+                # graded: short of the RAM by more than 10%, or of both rules, counts two (audhd, fix51hd)
+                severe = (
+                    ram_short and ((stack_gib - offer.memory_gib) / stack_gib > 0.10 or vcpus_short)
+                ) and not lower_bound
+                # a plan offloading to the CPU on a host whose RAM is unknown, or a lower bound under the limit:
+                # one host doubt in either deployment (audhd, fix51hd)
+                host_doubt = host_doubt or (
+                    offloaded > 0
+                    and (math.isnan(offer.memory_gib) or (lower_bound and offer.memory_gib < ram_needed))
+                )
                 # production serving on a host the catalog does not know: one host doubt too, never two (aud51x)
                 host_doubt = host_doubt or (
                     not spec.is_training
@@ -340,7 +353,7 @@ def rank_workload_loop(
                     and options.deployment == "production"
                 )
                 # doubts counted: fewer first among the doubted rows (aud50a, stop 50)
-                doubts = int(tight) + int(unstated_link) + int(host_doubt) + int(consumer_split)
+                doubts = int(tight) + int(unstated_link) + int(host_doubt) + int(severe) + int(consumer_split)
                 shown = _shown_total(price, hours, paid_instances, offer.storage_rate, options)
                 rows.append((total, hours, position, paid_instances, plan, doubts, multi_spot, shown))
     rows.sort(key=lambda row: (row[5], row[0], row[1]))  # no doubt first, then by how many doubts

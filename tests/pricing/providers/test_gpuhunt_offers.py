@@ -175,7 +175,7 @@ def test_every_settling_row_names_a_gpu_model_of_ours_and_every_rule_a_reason():
         ), (provider, name)
 
 
-def test_a_runpod_multi_gpu_pod_is_its_own_instance_type_and_contradicting_hosts_are_unknown():
+def test_a_runpod_multi_gpu_pod_is_its_own_instance_type_and_contradicting_hosts_are_a_lower_bound():
     # gpuhunt names a RunPod pod by its GPU ID whatever the count (runpod.py instance_name=pod["id"]):
     # the 8-GPU pod becomes '8x <ID>'; other providers' names carry the count and are kept
     one = _item()
@@ -187,11 +187,14 @@ def test_a_runpod_multi_gpu_pod_is_its_own_instance_type_and_contradicting_hosts
         "8x NVIDIA H100 80GB HBM3",
         "NVIDIA H100 80GB HBM3",
     ]
-    # the 1x pod: 16 vCPU/125 GB in CA-MTL-1 but 24/250 in US-TX-3: unknown, as the SkyPilot reader does
-    assert [(r.instance.vcpus, r.instance.memory_gib) for r in records] == [
-        (None, None),
-        (Decimal(128), Decimal(1000)),
-        (None, None),
+    # the 1x pod: 16 vCPU/125 GB in CA-MTL-1 but 24/250 in US-TX-3: the smallest, a lower bound, as the SkyPilot
+    # reader does
+    assert [
+        (r.instance.vcpus, r.instance.memory_gib, r.instance.host_figures_lower_bound) for r in records
+    ] == [
+        (Decimal(16), Decimal(125), True),
+        (Decimal(128), Decimal(1000), False),
+        (Decimal(16), Decimal(125), True),
     ]
     records, _ = _read_as("crusoe", [_item(instance_name="h100-80gb-sxm-ib.8x", gpu_count=8)])
     assert records[0].instance.name == "h100-80gb-sxm-ib.8x"

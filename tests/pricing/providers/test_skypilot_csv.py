@@ -334,18 +334,27 @@ def test_it_reads_verdas_column_order_json_gpu_info_and_spot_only_rows(tmp_path)
     assert (records[0].instance.vcpus, records[0].instance.memory_gib) == (30, 275)
 
 
-def test_an_instance_type_whose_rows_disagree_on_its_host_gets_an_unknown_host():
-    from pricing.providers.skypilot_csv import with_contradicting_hosts_unknown
+def test_an_instance_type_whose_rows_disagree_on_its_host_gets_the_smallest_figures_as_a_lower_bound():
+    from pricing.providers.skypilot_csv import with_contradicting_hosts_at_smallest
 
     # hyperstack/vms.csv lines 12-13: n3-H100-SXM5x8 with 1800 GiB in CANADA-1 and 960 GiB in US-1
     records = list(read(BUNDLED / "hyperstack" / "vms.csv", provider="hyperstack"))
-    fixed = with_contradicting_hosts_unknown(records)
+    fixed = with_contradicting_hosts_at_smallest(records)
     sxm = [r.instance for r in fixed if r.instance.name == "n3-H100-SXM5x8"]
-    assert len(sxm) == 2 and all((i.vcpus, i.memory_gib) == (None, None) for i in sxm)
+    # the smallest of each figure, marked a lower bound (audhd / fix51hd: unknown demoted a host every region lists)
+    assert len(sxm) == 2 and all(
+        (i.vcpus, i.memory_gib, i.host_figures_lower_bound) == (192, 960, True) for i in sxm
+    )
     others = [(r.instance.vcpus, r.instance.memory_gib) for r in fixed if r.instance.name == "n3-H100x8"]
     assert others == [(252, 1440)]  # rows that agree keep their figures
+    assert not any(r.instance.host_figures_lower_bound for r in fixed if r.instance.name == "n3-H100x8")
+    # lium/vms.csv lines 22-24: RTX4090_1x 12/63 (RO), 4/29 (RU), 24/63 (UA): vCPUs and RAM apart, RU's 4 and 29
+    lium = with_contradicting_hosts_at_smallest(list(read(BUNDLED / "lium" / "vms.csv", provider="lium")))
+    assert {(r.instance.vcpus, r.instance.memory_gib) for r in lium if r.instance.name == "RTX4090_1x"} == {
+        (4, 29)
+    }
     aws = list(read(BUNDLED / "aws" / "vms.gpu.csv"))
-    assert with_contradicting_hosts_unknown(aws) is aws  # no AWS type contradicts itself: nothing changes
+    assert with_contradicting_hosts_at_smallest(aws) is aws  # no AWS type contradicts itself: nothing changes
 
 
 @pytest.mark.parametrize(
