@@ -289,14 +289,23 @@ def test_awq_70b_serving_first_row_meets_targets_and_costs_what_it_says(bundled_
         assert serving["time_per_output_token_ms"] <= 50 and serving["time_to_first_token_ms"] <= 2000
         assert serving["tokens_per_second"] >= serving["demand_tokens_per_second"] == 256
         assert not any(part in r["gpu"] for part in CONSUMER), describe(rows)
+    # hostdoubt / fix51hd (stop 52): the vast row's host is unknown, one host doubt in production serving, so row 1
+    # is the cheapest row whose host is known and meets the rule: cudo sapphire-rapids-h100_2x16v32gb, 1 instance of
+    # 2 x H100 (two TP 1 replicas: its unstated PCIe link carries no collective), 3.8312 USD/h x 730 h = 2,796.776
+    # -> 2,796.78 + storage 46.25 = 2,843.03 a month (+2.7% over the vast row, shown below it with its reason).
     first = rows[0]
+    assert first["provider"] == "cudo" and first["gpu"] == H100 and first["instances"] == 1
     compute = Decimal(first["effective_price_per_hour"]) * first["instances"] * HOURS_PER_MONTH
-    assert compute == Decimal(first["cost_breakdown"]["compute"]) == Decimal("2722.90")
+    assert (
+        compute.quantize(Decimal("0.01")) == Decimal(first["cost_breakdown"]["compute"]) == Decimal("2796.78")
+    )
     assert (
         Decimal(first["total_cost"])
-        == compute + Decimal(first["cost_breakdown"]["storage"])
-        == Decimal("2769.15")
+        == Decimal(first["cost_breakdown"]["compute"]) + Decimal(first["cost_breakdown"]["storage"])
+        == Decimal("2843.03")
     )
+    vast = [r for r in rows if r["provider"] == "vast" and r["instances"] == 1]
+    assert vast and Decimal(vast[0]["total_cost"]) == Decimal("2769.15"), describe(rows)
     # fix50m: two TP 1 replicas of one H100 each on the 2-GPU instance (no TP collective to cost; the L40 row's
     # PCIe TP 4, costed, is no longer row 1)
     assert (first["plan"]["tensor_parallel"], first["gpus_per_instance"]) == (1, 2)
@@ -413,11 +422,14 @@ def test_mixtral_weights_per_gpu_match_the_release(bundled_catalog):
 
 
 @pytest.mark.django_db
-def test_mixtral_tp2_first_row_is_two_nvlink_h100_and_the_stated_plan(bundled_catalog):
-    """Top five: 1. Vast 2 x H100 SXM (NVLink 4), 3.73 x 1 x 730 = 2,722.90 + storage 32.23 = 2,755.13 a month, 625
-    tokens/s for 512 demanded, TPOT 22.7 ms; 2.-4. Cudo A800 PCIe (2 instances) 2,504.89 / 2,641.54 and Cudo H100
-    2,737.32, cheaper but on links the catalog does not state, shown right below the first row; 5. RunPod 2 x H100 NVL
-    (PCIe) 4,105.63. Every row 2 GPUs a replica, TP 2 as stated."""
+def test_mixtral_tp2_first_row_is_the_first_without_a_doubt_and_the_stated_plan(bundled_catalog):
+    """Before stop 52: 1. Vast 2 x H100 SXM (NVLink 4), 3.73 x 1 x 730 = 2,722.90 + storage 32.23 = 2,755.13 a month,
+    625 tokens/s for 512 demanded, TPOT 22.7 ms; 2.-4. Cudo A800 PCIe (2 instances) 2,504.89 / 2,641.54 and Cudo H100
+    2,737.32, cheaper but on links the catalog does not state; 5. RunPod 2 x H100 NVL (PCIe) 4,105.63.
+    After hostdoubt / fix51hd (stop 52: the vast row's host is unknown, one host doubt in production serving, like an
+    assumed link): 1. RunPod 2 x MI300X (Infinity Fabric, stated; 0.96x H100 measured, MLPerf Inference v4.1),
+    4.98 x 1 x 730 = 3,635.40 + storage 32.23 = 3,667.63, TPOT 23.7 ms; every cheaper row (cudo A800 2,641.54, vast
+    H100 2,755.13, ...) carries one doubt and says which. Every row 2 GPUs a replica, TP 2 as stated."""
     rows = ranked(MIXTRAL_TP2, top=5)
     assert len(rows) == 5, describe(rows)
     for r in rows:
@@ -428,10 +440,11 @@ def test_mixtral_tp2_first_row_is_two_nvlink_h100_and_the_stated_plan(bundled_ca
             r["serving"]["time_per_output_token_ms"] <= 50 and r["serving"]["time_to_first_token_ms"] <= 2000
         )
     first = rows[0]
-    assert first["gpu"] == H100 and first["interconnect"]["node_link_type"] == "nvlink"
+    assert first["gpu"] == "mi300x" and first["interconnect"]["node_link_type"] == "infinity_fabric"
     assert first["interconnect"]["stated"] and first["instances"] == 1
     compute = Decimal(first["effective_price_per_hour"]) * first["instances"] * HOURS_PER_MONTH
-    assert compute == Decimal(first["cost_breakdown"]["compute"]) == Decimal("2722.90")
-    assert Decimal(first["total_cost"]) == Decimal("2755.13")
+    assert compute == Decimal(first["cost_breakdown"]["compute"]) == Decimal("3635.40")
+    assert Decimal(first["total_cost"]) == Decimal("3667.63")
     cheaper = [r for r in rows[1:] if Decimal(r["total_cost"]) < Decimal(first["total_cost"])]
-    assert cheaper and all(not r["interconnect"]["stated"] for r in cheaper), describe(rows)
+    doubted = [r for r in cheaper if not r["interconnect"]["stated"] or r["provider"] == "vast"]
+    assert cheaper and doubted == cheaper, describe(rows)
