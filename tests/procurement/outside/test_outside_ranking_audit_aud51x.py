@@ -245,6 +245,11 @@ def test_nim33_row1_host_is_sized(bundled_catalog, concurrency):
     assert second["provider"] == "vast" and any(
         "host's figures are not known" in r for r in second["reasons"]
     )
+    if concurrency == 25:
+        # fix51j (stop 52): at 25 streams, fp8 cache, closed loop under an 8,192-token budget, only 25 offers meet
+        # the 1 s / 50 ms targets and no cudo or hyperstack TP 2 row is among them: there is no cudo row to read.
+        assert not any(r["provider"] == "cudo" for r in ranked(nim33(concurrency), 80))
+        return
     cudo = next(
         r for r in ranked(nim33(concurrency), 10) if r["instance_type"] == "sapphire-rapids-h100_2x8v16gb"
     )
