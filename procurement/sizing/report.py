@@ -675,8 +675,9 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
     if pinned_offload.applies(spec):  # the CPU optimizer step's host cores, and whether they are assumed
         cores, source = pinned_offload.cores_per_rank(spec)
         summary["parallelism"] |= {
-            "offload_cpu_cores_per_rank": float(np.max(cores)),
+            "offload_cpu_cores_per_rank": float(np.max(cores)),  # physical cores
             "offload_cpu_cores_source": source,
+            "offload_cpu_cores": pinned_offload.cores_sentence(spec),
         }
     if spec.is_training and not spec.model.is_image:  # memory at the longest batch, speed at seq_len
         summary |= {"seq_len": spec.seq_len, "max_seq_len": spec.memory_seq_len}
