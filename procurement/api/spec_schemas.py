@@ -357,10 +357,11 @@ class WorkloadParallelismSerializer(serializers.Serializer):
         "(pageable_host_link_gbps, DeepSpeed's default) when false; default false"
     )
     offload_cpu_cores_per_rank = _count(
-        "With offload (refused without it): host cores a rank's CPU optimizer step runs on (DeepSpeedCPUAdam's "
-        "OpenMP threads: --bind_cores_to_rank's share, or OMP_NUM_THREADS), 1 to 512; the step runs at "
-        "cpu_adam_params_per_core_second x these cores; default: host.vcpus_per_gpu, else the offer's vCPUs per "
-        "GPU, else 12 (assumed)",
+        "With offload (refused without it): PHYSICAL host cores a rank's CPU optimizer step runs on "
+        "(DeepSpeedCPUAdam's OpenMP threads: --bind_cores_to_rank's share of physical cores, or OMP_NUM_THREADS), "
+        "1 to 512; the step runs at cpu_adam_params_per_core_second (per physical core) x these cores; default: "
+        "host.vcpus_per_gpu / 2, else the offer's vCPUs per GPU / 2 (two vCPUs a core), else 6 cores (12 vCPUs, "
+        "assumed)",
         maximum=512,
     )
     multi_rank_bucket_allreduce = _flag(

@@ -21,6 +21,7 @@ import numpy as np
 
 from procurement.costing.spot import BAND_MONTHLY_INTERRUPTION, GUIDE_MAX_CHECKPOINT_INTERVAL_HOURS
 from procurement.ranking.offers import PreparedOffers
+from procurement.ranking.offload_hours import offer_hours
 from procurement.ranking.options import HOURS_PER_MONTH, PLAN_NAMES, RankingOptions
 from procurement.ranking.shapes import Shapes
 from procurement.ranking.sizing_memo import arrays_key, memoized
@@ -266,6 +267,8 @@ def configure(
     vcpus = columns["vcpus"][offer]
     vcpus = np.where(np.isnan(vcpus), shapes.assumed_vcpus[shape], vcpus)
     hours = np.maximum(hours, loader_bound_hours(spec, vcpus * instances, shapes.total_gpus[shape]))
+    # an offloaded optimizer's CPU step on the offer's own vCPUs / 2 physical cores a rank (unknown: assumed)
+    hours = offer_hours(spec, shapes, shape, columns["vcpus"][offer] * instances, hours)
     storage_months = (shapes.hours + options.setup_hours) / HOURS_PER_MONTH + options.storage_tail_months
     effective_per_config = effective[offer, count_of_shape.reshape(-1)[shape]]
     compute = effective_per_config * hours * instances

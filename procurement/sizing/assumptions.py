@@ -1389,24 +1389,36 @@ PAGEABLE_HOST_LINK = Assumption(
 )
 CPU_ADAM_PARAMS_PER_CORE_SECOND = Assumption(
     "cpu_adam_params_per_core_second",
-    14.32e6,
-    "trainable parameters a host core steps a second",
-    "DeepSpeed's CPU optimizer step under offload (DeepSpeedCPUAdam: per element 4 loads, sqrt, divide, 5 FMA, "
-    "3 stores, an OpenMP loop over the rank's threads, csrc/includes/cpu_adam.h@14e1981a Step_AVX), with the "
-    "gradient unscale / clip and the fp32 <-> 16-bit copies around it: a rank's rate is this x the host cores it "
-    "gets (parallelism.offload_cpu_cores_per_rank). Set on ONE run, DeepSpeed PR #7474 (delock, 2025-08): "
-    "Qwen2.5-3B, ZeRO-2 optimizer offload pinned, 2 A100-40GB, a 128-core host with --bind_cores_to_rank (64 cores "
-    "a rank), 2,383.16 ms a step; less the engine's no-offload step (307.6 ms) and the pinned copies (8 B x P / 2 "
-    "at 31.5 GB/s, 391.9 ms) leaves 1,683.7 ms for P / 2 = 1.543e9 parameters on 64 cores. A measured rate, far "
-    "below the AVX arithmetic peak; host_memory_bandwidth_gbps stays a lower bound on the step.",
+    81.06e6,
+    "trainable parameters a physical host core steps a second",
+    "DeepSpeedCPUAdam's kernel alone (per element 4 loads, sqrt, divide, 5 FMA, 3 stores, an OpenMP loop over the "
+    "rank's threads, csrc/includes/cpu_adam.h@14e1981a Step_AVX): a rank's rate is this x the PHYSICAL cores it "
+    "gets (parallelism.offload_cpu_cores_per_rank). Ren et al. 2021, ZeRO-Offload (USENIX ATC 2021, "
+    "arXiv:2101.06840) Table 4, CPU-Adam on one DGX-2 (Table 2: 2 x Xeon Platinum 8168, 48 physical cores): 1B "
+    "0.22 s, 2B 0.51, 4B 1.03, 8B 2.41, 10B 2.57, i.e. 94.7 / 81.7 / 80.9 / 69.2 / 81.06e6 parameters a physical "
+    "core-second; the median, the 10B row (10e9 / 2.57 / 48). What else DeepSpeed's offload step does on the host "
+    "(stage_1_and_2.py@v0.17.5 step(): unscale_and_clip_grads' mul_ on the fp32 gradient, the fp32 -> 16-bit copy "
+    "into the pinned buffer) is torch CPU ops on the same threads, inside host_memory_bandwidth_gbps' floor; the "
+    "rest of DeepSpeed PR #7474's bound step (about 1.39 s of its 2,383 ms past this kernel, the engine's no-offload "
+    "step and the copies) was not located in that source and is not priced (fix51e2).",
+)
+VCPUS_PER_PHYSICAL_CORE = Assumption(
+    "vcpus_per_physical_core",
+    2.0,
+    "vCPUs (hardware threads) a physical core",
+    "The catalog's GPU hosts run two hardware threads a core: AWS p4d.24xlarge, 96 vCPUs on 2 x 24-core Xeon "
+    "Platinum 8275CL (EC2's CPU options: 48 cores, 2 threads a core); GCP and the GPU clouds likewise count a "
+    "hyperthread a vCPU. An offer's or host.vcpus_per_gpu's vCPUs / this = the physical cores the CPU Adam rate "
+    "(cpu_adam_params_per_core_second, per physical core) runs on.",
 )
 OFFLOAD_CPU_CORES_PER_RANK = Assumption(
     "offload_cpu_cores_per_rank",
-    12.0,
-    "host cores a rank's CPU optimizer step runs on",
-    "Where neither parallelism.offload_cpu_cores_per_rank nor host.vcpus_per_gpu is stated: the vCPUs per GPU of "
-    "the 8-GPU A100 instances AWS p4d.24xlarge and GCP a2-highgpu-8g (96 vCPUs / 8 GPUs), one OpenMP thread a "
-    "vCPU. Assumed; state the field for a host you know.",
+    6.0,
+    "physical host cores a rank's CPU optimizer step runs on",
+    "Where neither parallelism.offload_cpu_cores_per_rank nor host.vcpus_per_gpu nor the offer's vCPUs is known: "
+    "AWS p4d.24xlarge / GCP a2-highgpu-8g, 96 vCPUs / 8 GPUs = 12 vCPUs a GPU, 6 physical cores (two threads a "
+    "core; DeepSpeed's --bind_cores_to_rank gives a rank physical cores / ranks, deepspeed/utils/numa.py "
+    "get_numactl_cmd). Assumed; state the field for a host you know.",
 )
 HOST_MEMORY_BANDWIDTH = Assumption(
     "host_memory_bandwidth_gbps",
@@ -2395,6 +2407,7 @@ ALL_ASSUMPTIONS: tuple[Assumption, ...] = (
     PCIE_HOST_LINK,
     PAGEABLE_HOST_LINK,
     CPU_ADAM_PARAMS_PER_CORE_SECOND,
+    VCPUS_PER_PHYSICAL_CORE,
     OFFLOAD_CPU_CORES_PER_RANK,
     HOST_MEMORY_BANDWIDTH,
     PINNED_OFFLOAD_HOST_BYTES,

@@ -14,9 +14,15 @@ Per rank and step, over PCIe, trainable partition P / (tp x pp x dp x cp):
 - ZeRO-1/2 (offl2, stage_1_and_2.py@v0.14.2 lines 1182, 1274, 1320-1324, 1871): (4 (A - 1) + 8) B.
 On the host, each step: DeepSpeedCPUAdam over the rank's partition, an OpenMP loop of sqrt, divide and FMAs a
 parameter (csrc/includes/cpu_adam.h@14e1981a Step_AVX, `#pragma omp parallel for`): its rate is the threads', so
-CPU_ADAM_PARAMS_PER_CORE_SECOND x the cores the rank gets (cores_per_rank). The node's memory bandwidth
-(PINNED_OFFLOAD_HOST_BYTES of every rank's partition at HOST_MEMORY_BANDWIDTH) is a lower bound on it. Nothing is
-overlapped (the copies run beside the backward under overlap_comm; the CPU step does not).
+CPU_ADAM_PARAMS_PER_CORE_SECOND (the ZeRO-Offload paper's Table 4, per physical core) x the physical cores the rank
+gets (cores_per_rank: vCPUs / VCPUS_PER_PHYSICAL_CORE). The node's memory bandwidth (PINNED_OFFLOAD_HOST_BYTES of
+every rank's partition at HOST_MEMORY_BANDWIDTH) is a lower bound on it: it holds the step's other host work
+(stage_1_and_2.py@v0.17.5 step(): unscale_and_clip_grads' mul_, the fp32 -> 16-bit copy into the bit16 buffer, torch
+CPU ops on the same threads). Nothing else is priced on the host: what DeepSpeed PR #7474's bound step spends past
+the kernel, the engine's no-offload step and the copies (about 1.39 s of 2,383 ms) was not located in that source
+(the per-tensor norm / overflow work runs on the GPU, the D2H gradient copy and H2D parameter copy are the PCIe terms
+above), so it is not fitted (fix51e2). Nothing is overlapped (the copies run beside the backward under
+overlap_comm; the CPU step does not).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from procurement.sizing.assumptions import (
     PAGEABLE_HOST_LINK,
     PCIE_HOST_LINK,
     PINNED_OFFLOAD_HOST_BYTES,
+    VCPUS_PER_PHYSICAL_CORE,
 )
 
 
@@ -44,20 +51,39 @@ def host_link_gbps(spec) -> float:
     return PCIE_HOST_LINK.value if spec.parallelism.offload_pin_memory else PAGEABLE_HOST_LINK.value
 
 
+def physical_cores(vcpus) -> np.ndarray:
+    """Physical cores behind ``vcpus`` (two hardware threads a core on the catalog's hosts, VCPUS_PER_PHYSICAL_CORE):
+    the CPU Adam rate is per physical core."""
+    return np.asarray(vcpus, dtype=float) / VCPUS_PER_PHYSICAL_CORE.value
+
+
 def cores_per_rank(spec, vcpus_per_gpu=None) -> tuple[np.ndarray, str]:
-    """(host cores a rank's CPU optimizer step runs on, where the figure comes from: stated / host / offer /
-    assumed). parallelism.offload_cpu_cores_per_rank, else host.vcpus_per_gpu, else the offer's vCPUs per GPU
-    (``vcpus_per_gpu``, where finite), else OFFLOAD_CPU_CORES_PER_RANK (assumed); one OpenMP thread a vCPU."""
+    """(physical host cores a rank's CPU optimizer step runs on, where the figure comes from: stated / host / offer /
+    assumed). parallelism.offload_cpu_cores_per_rank (physical cores), else host.vcpus_per_gpu / 2, else the offer's
+    vCPUs per GPU / 2 (``vcpus_per_gpu``, where finite; rows without one take the assumption), else
+    OFFLOAD_CPU_CORES_PER_RANK: "assumed" only where nothing is known."""
     stated = spec.parallelism.offload_cpu_cores_per_rank
     if stated:
         return np.asarray(float(stated)), "stated"
     if spec.host.vcpus_per_gpu is not None and math.isfinite(spec.host.vcpus_per_gpu):
-        return np.asarray(float(spec.host.vcpus_per_gpu)), "host"
+        return physical_cores(spec.host.vcpus_per_gpu), "host"
     offer = np.asarray(np.nan if vcpus_per_gpu is None else vcpus_per_gpu, dtype=float)
-    if np.all(np.isfinite(offer)) and offer.size:
-        return offer, "offer"
-    fallback = OFFLOAD_CPU_CORES_PER_RANK.value
-    return np.where(np.isfinite(offer), offer, fallback), "assumed"
+    known = np.isfinite(offer) & (offer > 0)
+    cores = np.where(known, physical_cores(np.where(known, offer, 0.0)), OFFLOAD_CPU_CORES_PER_RANK.value)
+    return cores, ("offer" if np.any(known) else "assumed")
+
+
+def cores_sentence(spec) -> str:
+    """The answer's words for the CPU step's cores: physical cores, their vCPUs, and whether they are assumed."""
+    cores, source = cores_per_rank(spec)
+    core_count = float(np.max(cores))
+    vcpus = core_count * VCPUS_PER_PHYSICAL_CORE.value
+    words = {
+        "stated": "as stated (parallelism.offload_cpu_cores_per_rank)",
+        "host": "host.vcpus_per_gpu / 2 threads a core",
+        "assumed": "assumed (AWS p4d / GCP a2: 12 vCPUs a GPU); state parallelism.offload_cpu_cores_per_rank",
+    }[source]
+    return f"{core_count:g} physical cores a rank ({vcpus:g} vCPUs), {words}"
 
 
 def pcie_bytes_per_param(spec, zero) -> np.ndarray:

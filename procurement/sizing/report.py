@@ -679,8 +679,9 @@ def _workload_summary(spec: WorkloadSpec) -> dict:
         cores, source = pinned_offload.cores_per_rank(spec)
         parallelism = cast(dict[str, object], summary["parallelism"])
         parallelism |= {
-            "offload_cpu_cores_per_rank": float(np.max(cores)),
+            "offload_cpu_cores_per_rank": float(np.max(cores)),  # physical cores
             "offload_cpu_cores_source": source,
+            "offload_cpu_cores": pinned_offload.cores_sentence(spec),
         }
     if spec.is_training and not spec.model.is_image:  # memory at the longest batch, speed at seq_len
         summary |= {"seq_len": spec.seq_len, "max_seq_len": spec.memory_seq_len}

@@ -363,9 +363,9 @@ class ParallelismSpec:
     # DeepSpeed's offload_optimizer / offload_param pin_memory (its default false): true prices the offload by its
     # pinned copies and the host's optimizer step (pinned_offload.py) in place of the flat offload_step_overhead.
     offload_pin_memory: bool = False
-    # Host cores a rank's offloaded CPU optimizer step runs on (DeepSpeedCPUAdam's OpenMP threads: the launcher's
-    # --bind_cores_to_rank share, or OMP_NUM_THREADS); 0: not stated (host.vcpus_per_gpu, the offer's vCPUs per GPU,
-    # else the assumed offload_cpu_cores_per_rank). Only with parallelism.offload (pinned_offload.py).
+    # PHYSICAL host cores a rank's offloaded CPU optimizer step runs on (DeepSpeedCPUAdam's OpenMP threads: the
+    # launcher's --bind_cores_to_rank share of physical cores, or OMP_NUM_THREADS); 0: not stated (host.vcpus_per_gpu
+    # / 2, the offer's vCPUs per GPU / 2, else the assumed 6). Only with parallelism.offload (pinned_offload.py).
     offload_cpu_cores_per_rank: int = 0
     # GRADIENT_SYNCS: where an accumulated step's data-parallel traffic can hide (DDP / ZeRO-1/2 training)
     gradient_sync: str = "overlapped"
@@ -1417,7 +1417,7 @@ OFFLOAD_CPU_CORES_LIMIT = 512  # a rank's OpenMP threads; the largest two-socket
 
 
 def _offload_cpu_cores_per_rank(reader: _Reader, data: dict) -> int:
-    """Host cores a rank's CPU optimizer step runs on (pinned_offload.cores_per_rank); stated only beside
+    """Physical host cores a rank's CPU optimizer step runs on (pinned_offload.cores_per_rank); stated only beside
     parallelism.offload, 1 to OFFLOAD_CPU_CORES_LIMIT."""
     path = "parallelism.offload_cpu_cores_per_rank"
     if data.get("offload_cpu_cores_per_rank") is None:

@@ -582,14 +582,14 @@ def training_throughput(
     compute_s = compute_s + offloaded_weight_seconds(spec, grad_ranks)
     # optimizer offload: the trainable partition's PCIe copies and the host's CPU Adam, seconds a step
     # (pinned_offload.py; pin_memory sets the copies' rate, the rank's host cores the CPU step's)
+    offload_params = float(state_bytes(spec).trainable_params) * expert_share(spec, gpus, tp, pp)
+    offload_ranks_per_node = np.minimum(per_node, gpus)
     compute_s = compute_s + pinned_offload.seconds_per_step(
-        spec,
-        float(state_bytes(spec).trainable_params) * expert_share(spec, gpus, tp, pp),
-        zero,
-        grad_ranks,
-        np.minimum(per_node, gpus),
-        tp * pp,
-        vcpus_per_gpu,
+        spec, offload_params, zero, grad_ranks, offload_ranks_per_node, tp * pp, vcpus_per_gpu
+    )
+    # the rank's offloaded partition, for the ranking's re-pricing of the CPU step on each offer's own vCPUs
+    offload_partition = np.where(
+        pinned_offload.applies(spec), offload_params / (np.asarray(tp * pp, dtype=float) * grad_ranks), 0.0
     )
     # QLoRA: each rank unpacks its quantized base weights to 16 bits before every GEMM pass, a cost a micro-batch
     # that scales with the weights read, not with the tokens (qlora_dequant.py)
@@ -757,6 +757,8 @@ def training_throughput(
         # the gradient and gather traffic past the compute it hides under (the interleaved pipeline sends with it)
         "data_parallel_exposed_seconds": exposed_dp,
         "step_seconds": step_s,
+        "offload_partition_params": offload_partition * np.ones_like(step_s),
+        "offload_ranks_per_node": offload_ranks_per_node * np.ones_like(step_s),
         "flops_per_token": np.full_like(step_s, training_flops_per_token(spec)),
         "compute_seconds": compute_s,
         "host_floor_seconds": host_floor_s,

@@ -142,8 +142,10 @@ def test_z3_checkpointing_bs8_accumulation2_memory(bundled_catalog):
 # --- ZeRO-2 + optimizer offload (a neighbour: the stated config with offload) ----------------------------------------
 R_Z2_OFFLOAD = (
     "UNEXPLAINED (aud51c; offl2 sized the located mechanisms: 8% of the gap): [CYFZ2] ZeRO-2, ckpt, optimizer "
-    "offload, BS 1/64 (accumulation 8): published 1.81 samples/s, ours 3.009 (+66.2%; a step 35.4 s published, "
-    "21.3 s ours; 3.264, +80.3%, under the flat +50% before fix51e; 3.331, +84.0%, before fix51c priced DeepSpeed "
+    "offload, BS 1/64 (accumulation 8): published 1.81 samples/s, ours 3.536 (+95.3%; fix51e2: the CPU step at the "
+    "ZeRO-Offload paper's 81.06e6 a physical core-second on the assumed 6 physical cores, 1.73 s; the run's stated "
+    "host, two Xeon 8358 = 64 physical cores for 8 ranks, would give 8 a rank, 1.30 s, faster still) | before "
+    "fix51e2: 3.009 (+66.2%; a step 35.4 s published, 21.3 s ours; 3.264, +80.3%, under the flat +50% before fix51e; 3.331, +84.0%, before fix51c priced DeepSpeed "
     "0.14.2's per-micro-batch all-reduce). fix51e retired the flat +50% of the step (6.27 s here): the offload now "
     "costs offl2's copies, pageable (pin_memory unstated, DeepSpeed's default) 36 B x P / 8 at 10.0 GB/s = 3.03 s, "
     "and the CPU step at 14.32e6 parameters a core-second on the assumed 12 cores a rank (the run's host, two Xeon "
