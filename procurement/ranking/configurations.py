@@ -441,6 +441,31 @@ def pareto_shapes(configs: Configurations, shape_hours: np.ndarray) -> set[tuple
     return front
 
 
+def raw_doubts(configs: Configurations, candidates: np.ndarray) -> np.ndarray:
+    """Per candidate: the doubts ranked_order counts (a tight fit, an assumed link, host doubts, a consumer
+    serving split), before the share every fitting row has is taken off."""
+    return (
+        configs.tight[candidates].astype(np.int8)
+        + configs.unstated_link[candidates]
+        + configs.host_doubts[candidates]
+        + configs.consumer_split[candidates]
+    )
+
+
+def doubt_levels(configs: Configurations) -> np.ndarray:
+    """Per configuration, where ranked_order puts it: its doubts beyond those every fitting row shares, and the
+    spot rows on several instances after every other (MULTI_SPOT_LEVEL). The tie note compares the first row
+    only with a row on its level or above (ranking/ties.py)."""
+    doubts = raw_doubts(configs, np.arange(configs.offer.size)).astype(np.int16)
+    usable = configs.selected & configs.fits & ~configs.multi_instance_spot
+    if usable.any():
+        doubts = doubts - doubts[usable].min()
+    return np.where(configs.multi_instance_spot, MULTI_SPOT_LEVEL, doubts)
+
+
+MULTI_SPOT_LEVEL = 1000  # more doubts than any row counts: ranked last whatever its other doubts
+
+
 def ranked_order(configs: Configurations, top: int | None, include_infeasible: bool = False) -> np.ndarray:
     """Selected feasible rows by (total cost, hours, catalog order), those that fit with headroom on a
     documented link and a host that meets the rules of thumb before the doubtful ones (tight: peak fits,
@@ -461,12 +486,7 @@ def ranked_order(configs: Configurations, top: int | None, include_infeasible: b
     # doubts first, then cost: a row with two reasons not to sign it never outranks one with a single reason
     # (outside audit aud50a, stop 50: an L4 on a 16 GiB host, tight and host-short, above the same L4 on a
     # 32 GiB host, tight only, for a few cents)
-    doubts = (
-        configs.tight[candidates].astype(np.int8)
-        + configs.unstated_link[candidates]
-        + configs.host_doubts[candidates]
-        + configs.consumer_split[candidates]
-    )
+    doubts = raw_doubts(configs, candidates)
     if fits.any():
         # a doubt every fitting row shares tells them apart in nothing (hostdoubt: --provider vast, every host
         # unknown): counted from the fewest any row has, so "no doubt" is "no doubt beyond what all share"

@@ -10,7 +10,13 @@ import numpy as np
 import pandas as pd
 
 from procurement.ranking.collapse import collapsed_order
-from procurement.ranking.configurations import configure, infeasible_order, pareto_shapes, ranked_order
+from procurement.ranking.configurations import (
+    configure,
+    doubt_levels,
+    infeasible_order,
+    pareto_shapes,
+    ranked_order,
+)
 from procurement.ranking.contract import instance_counts_for
 from procurement.ranking.deadline import apply_deadline, cheapest_on_demand_same_shape, spot_wall_clocks
 from procurement.ranking.empty import why_empty
@@ -20,7 +26,7 @@ from procurement.ranking.rows import NO_KNOWN_HOST_TEXT, describe
 from procurement.ranking.serving import serving_options
 from procurement.ranking.shapes import build_shapes
 from procurement.ranking.spot_details import price_histories
-from procurement.ranking.ties import next_gpu_model, tie_note
+from procurement.ranking.ties import Second, next_gpu_model, tie_note
 from procurement.sizing import GpuSpec, WorkloadSpec
 
 
@@ -136,7 +142,7 @@ def rank_workload(
     if collapse_rows:
         for index, row in zip(order.tolist(), rows, strict=True):
             add_also_in(row, also_in.get(int(index), []))
-    _add_tie_note(rows, order, prepared, configs, gpus)
+    _add_tie_note(rows, order, prepared, shapes, configs, spec, gpus)
     if configs.host_unknown_everywhere and rows:  # said once, not on every row (audhd, stop 52)
         rows[0]["reasons"].append(NO_KNOWN_HOST_TEXT)
     feasible = int(configs.fits.sum())
@@ -151,15 +157,46 @@ def rank_workload(
     return Ranking(results=rows, considered=configs.considered, feasible=feasible, why_empty=reasons)
 
 
-def _add_tie_note(rows: list[dict[str, Any]], order, prepared: PreparedOffers, configs, gpus) -> None:
-    """The first fitting row's lead over the next GPU model, said where it is within the model's speed error
-    (ranking/ties.py), read from every priced configuration so the top N does not change it."""
+def _add_tie_note(
+    rows: list[dict[str, Any]], order, prepared: PreparedOffers, shapes, configs, spec, gpus
+) -> None:
+    """The first fitting row's lead over a like-for-like configuration on another GPU model, said where it is
+    within the model's speed error (ranking/ties.py), read from every priced configuration so the top N does not
+    change it."""
     first = next((n for n, row in enumerate(rows) if row["fits"] and row["total_cost"] is not None), None)
     if first is None:
         return
     config_gpu = prepared.kinds["gpu"].to_numpy()[prepared.offer_kind[configs.offer]]
     index = int(order[first])
-    second = next_gpu_model(config_gpu, configs.total_cost, configs.selected & configs.fits, index)
+    is_spot = prepared.columns["is_spot"][configs.offer]
+    same = is_spot == is_spot[index]
+    stated = spec.parallelism.stated
+    if stated:  # the plan shape the spec states (exploring may rank others): like for like
+        same &= (shapes.plan[configs.shape] == shapes.plan[configs.shape[index]]) & (
+            shapes.tensor_parallel[configs.shape] == shapes.tensor_parallel[configs.shape[index]]
+        )
+        if spec.is_training and "gpus" in stated:
+            same &= shapes.total_gpus[configs.shape] == shapes.total_gpus[configs.shape[index]]
+    levels = doubt_levels(configs)
+    chosen = next_gpu_model(
+        config_gpu, configs.total_cost, configs.selected & configs.fits, index, levels, same
+    )
+    second = None
+    if chosen is not None:
+        full = ranked_order(configs, None)
+        place = np.flatnonzero(full == chosen)
+        offer = prepared.row(int(configs.offer[chosen]))
+        instances = int(shapes.instances[configs.shape[chosen]])
+        second = Second(
+            gpu=str(config_gpu[chosen]),
+            cost=float(configs.total_cost[chosen]),
+            provider=str(offer.get("provider", "")),
+            instance_type=str(offer.get("instance_type", "")),
+            instances=instances,
+            gpus_per_instance=int(shapes.total_gpus[configs.shape[chosen]]) // max(instances, 1),
+            pricing_model="spot" if is_spot[chosen] else "on demand",
+            rank=int(place[0]) + 1 if place.size else None,
+        )
     note = tie_note(rows[first], float(configs.total_cost[index]), second, gpus)
     if note is not None:
         rows[first]["warnings"] = [*rows[first]["warnings"], note]

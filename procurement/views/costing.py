@@ -16,6 +16,7 @@ from gpuledger.templatetags.formatting import hourly, money
 from procurement import models
 from procurement.costing.documents import load_document_text
 from procurement.costing.values import CostInputError
+from procurement.ranking.ties import answer_tie_note
 from procurement.services.recommendations import recommendation_create, recommendation_preview
 from procurement.services.tco import study_errors, tco_study_create
 from procurement.sizing.documents import spec_to_yaml
@@ -202,6 +203,8 @@ def ranked_answer(results: list[dict], options: dict) -> dict:
         "has_rows": bool(rows),
         "currency": currency,
         "scatter_svg": cost_time_chart(rows, currency) if rows else "",
+        # an answer-level line above the table, not only in the first row's collapsed "Why" (audtie)
+        "tie_note": answer_tie_note(results) or "",
     }
 
 

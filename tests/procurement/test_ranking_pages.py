@@ -23,3 +23,25 @@ def test_a_serving_recommendation_page_plots_cost_per_month_against_tokens(clien
     assert page.status_code == 200
     assert "Cost per month versus throughput" in text
     assert "Serving: " in text and "tokens/s of demand" in text
+
+
+@pytest.mark.django_db
+def test_the_tie_note_is_an_answer_level_line_above_the_table(client_as, bundled_catalog):
+    """audtie / fixtie: examples/lora-finetune.yaml's first two rows (verda 1x H100 spot 8.43, 1x B200 spot 8.96,
+    +6.3% at the LoRA class median ±9%) are a tie; the page says so above the table, not only in the first
+    row's collapsed "Why"."""
+    from pathlib import Path
+
+    import yaml
+
+    spec = yaml.safe_load(
+        (Path(__file__).resolve().parents[2] / "examples" / "lora-finetune.yaml").read_text()
+    )
+    client = client_as("engineer")
+    created = client.post(
+        "/api/recommendations/", {"workload": spec, "top": 5, "save": True}, content_type="application/json"
+    )
+    assert created.status_code == 201, created.content
+    text = client.get(f"/workloads/{created.json()['workload_id']}/recommendations/").content.decode()
+    assert 'id="tie-note"' in text and "are a tie at" in text
+    assert text.index('id="tie-note"') < text.index('id="recommendations"')

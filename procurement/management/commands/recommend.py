@@ -8,6 +8,7 @@ from django.db import transaction
 from procurement.choices import Deployment
 from procurement.costing.documents import load_document_file
 from procurement.costing.values import CostInputError
+from procurement.ranking.ties import TIE_PREFIX
 from procurement.services.recommendations import (
     WorkloadSpecInputError,
     ranking_options_parse,
@@ -197,6 +198,9 @@ def render_table(report: dict) -> str:
             f"{row['pricing_model']:13} {row['hours'] or 0:>10.2f} {row['total_cost'] or '-':>12}  "
             f"{row['basis']}{marks}"
         )
+        ties = [warning for warning in row.get("warnings") or () if warning.startswith(TIE_PREFIX)]
+        if ties:  # under the first row: the table is where a user reads the answer (audtie)
+            lines.append(f"    {ties[0]}")
         if not row["fits"]:
             lines.append(f"    not feasible: {'; '.join(_blocking_reasons(row))}")
         if row.get("cost_breakdown"):

@@ -13,6 +13,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
+from procurement.ranking.ties import answer_tie_note
 from procurement.reports.dates import age_days, stale_by_now
 from procurement.reports.model import (
     Assumption,
@@ -181,7 +182,7 @@ def build_report(inputs: dict[str, Any], now: dt.datetime) -> Report:
             _breakdown_section(on_demand, spot_row, currency),
             _interruption_section(spot, now),
             _checkpoint_section(spot),
-            Section(heading="Verdict and reasons", paragraphs=reasons),
+            Section(heading="Verdict and reasons", paragraphs=reasons + _tie_paragraphs(rows)),
         ],
         assumptions=_assumptions(spot, recommendation.get("parameters") or {}),
         price_dates=[
@@ -252,6 +253,13 @@ def _summary(options: list[dict[str, Any]], spot: dict[str, Any], currency: str)
             )
         )
     return items
+
+
+def _tie_paragraphs(rows: list[dict[str, Any]]) -> list[str]:
+    """The ranking's tie note, where it has one: the first two options' order is within the model's error
+    (ranking/ties.py), which a buyer weighing spot against on demand reads before signing (audtie)."""
+    note = answer_tie_note(rows)
+    return [f"Ranking's first row: {note}."] if note else []
 
 
 def _options_section(options: list[dict[str, Any]], currency: str) -> Section:

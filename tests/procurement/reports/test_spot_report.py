@@ -262,3 +262,22 @@ def test_it_shows_the_spot_with_fallback_plan_the_ranking_ranked(make_ranked_wor
         options["spot"]["offer"] != fallback["offer"]
         or options["spot"]["expected_cost"] != ranked["total_cost"]
     )
+
+
+def test_the_ranking_tie_note_is_in_the_verdict_section_and_the_pdf(make_ranked_workload):
+    """audtie / fixtie: the tie note (procurement/ranking/ties.py) a buyer would otherwise find only in the JSON
+    is a paragraph of "Verdict and reasons", and so in the PDF."""
+    note = (
+        "within the model's error: l4 and t4 are a tie at ±11% (t4 costs 3.1% more: aws g5g.xlarge, 1 x 1 t4, "
+        "spot, rank 3 in the list); measure both before choosing on cost"
+    )
+    rows = [
+        ranked_row(pricing_model="spot", total_cost="45.50", spot=SPOT, warnings=[note]),
+        ranked_row(total_cost="120.00"),
+    ]
+    report = _report(make_ranked_workload(rows))
+    reasons = next(section for section in report.sections if section.heading == "Verdict and reasons")
+    assert reasons.paragraphs[-1] == f"Ranking's first row: {note}."
+    pdf = pypdf.PdfReader(io.BytesIO(render(report, "pdf")[0]))
+    text = " ".join(page.extract_text() for page in pdf.pages).replace("\n", " ")
+    assert "are a tie at" in text and "g5g.xlarge" in text
