@@ -40,7 +40,8 @@ from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_d
 from procurement.sizing.accuracy import workload_accuracy
 from procurement.sizing.communication_text import communication_phrase, communication_warns
 from procurement.sizing.global_batch import batch_at, data_parallel_ranks
-from procurement.sizing.host import feeds_loader, loader_host_note
+from procurement.sizing.host import feeds_loader, loader_host_note, loader_images_per_vcpu
+from procurement.sizing.host_arch import aarch64_host, aarch64_loader_warning
 from procurement.sizing.image_model import training_speed_warnings
 from procurement.sizing.pipeline_bubble import pipeline_bubble_warning
 
@@ -152,6 +153,9 @@ def describe(
     loader_text = _loader_host_text(offer, shapes, shape, spec)
     if loader_text:
         row["warnings"].append(loader_text)
+    arm_host = aarch64_host(offer["provider"], offer["instance_type"], offer["gpu"])
+    if arm_host and feeds_loader(spec):  # the loader's rate is an x86 reading (audrn, fixrn2)
+        row["warnings"].append(aarch64_loader_warning(arm_host, loader_images_per_vcpu(spec)))
     if offer["pricing_model"] == "spot":
         offer_id = offer.get("offer_id")
         row["spot"] = spot_details(

@@ -277,24 +277,30 @@ def test_recommend_first_row_is_a_loader_capped_t4_spot_by_hand(bundled_catalog,
     assert any("loader" in w for w in first["warnings"]), json.dumps(first["warnings"])
 
 
-# ---------------------------------------------------------------- a lead for the fix list (hand, not the engine)
+# ---------------------------------------------------------------- a lead for the fix list, taken up by fixrn2
 
 
 @pytest.mark.django_db
 def test_what_if_tf32_convolutions_paid_the_nchw_transposes(bundled_catalog, tmp_path):
-    """image_model.nchw_transpose_bytes_per_sample returns 0 for 4-byte activations ('fp32 convolutions on Volta /
+    """audrn's lead: nchw_transpose_bytes_per_sample returned 0 for 4-byte activations ('fp32 convolutions on Volta /
     Turing run SIMT kernels'), but the product itself runs fp32 convolutions at the TF32 tensor-core peak on Ampere
-    and later (docs/workload-spec.md, 'fp32 image networks run their convolutions at the TF32 peak'), and DLE's
-    A100 TF32 row ran NCHW (configs.yml TF32: no memory_format; fixrn's NOTES). Hand what-if, the same count at
-    4 B: 2 x 21,776,384 x 4 B x 3 passes = 522.6 MB an image at 0.70 x 2,039 GB/s = 0.366 ms on top of the
-    product's 1/1,504 s: 970 images/s against DLE's 938 (+3.4%), where the product reads +60.3% (a strict xfail
-    in test_outside_resnet50_resnet). The V100 FP32 row (SIMT, no TF32) is the sibling the gate rightly leaves
-    alone. A lead, not a fix: whether cuDNN's TF32 kernels transpose NCHW is not sourced here."""
+    and later, and DLE's A100 TF32 row ran NCHW. Hand what-if, the same count at 4 B: 2 x 21,776,384 x 4 B x 3
+    passes = 522.6 MB an image at 0.70 x 2,039 GB/s = 0.366 ms on top of the product's 1/1,504 s: 970 images/s
+    against DLE's 938 (+3.4%). fixrn2 made it the engine's (the gate is the tensor cores: torch.backends.cudnn.
+    allow_tf32 defaults True, pytorch/pytorch aten/src/ATen/Context.h `bool allow_tf32_cudnn = true;`): the
+    engine now reads the what-if. The V100 FP32 sibling (SIMT, no TF32) stays layout-blind."""
     spec = _train(256, "channels_last", "fp32")
     rate = _size(tmp_path, spec, "a100-sxm4-80gb")["throughput"]["training_images_per_second"]
     assert rate == pytest.approx(1504, rel=0.01)
-    nchw = _train(256, "nchw", "fp32")
-    assert _size(tmp_path, nchw, "a100-sxm4-80gb")["throughput"]["training_images_per_second"] == rate
     what_if = 1 / (1 / rate + 2 * 21_776_384 * 4 * 3 / (0.70 * 2039e9))
     assert what_if == pytest.approx(970, rel=0.01)
+    nchw = _size(tmp_path, _train(256, "nchw", "fp32"), "a100-sxm4-80gb")["throughput"]
+    assert nchw["training_images_per_second"] == pytest.approx(what_if, rel=0.001)
     _within(what_if, 938.0, 0.05)
+    v100 = [
+        _size(tmp_path, _train(112, fmt, "fp32"), "v100-sxm2-16gb")["throughput"][
+            "training_images_per_second"
+        ]
+        for fmt in ("nchw", "channels_last")
+    ]
+    assert v100[0] == v100[1]
