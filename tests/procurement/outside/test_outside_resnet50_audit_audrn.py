@@ -132,7 +132,12 @@ INFER_NCHW_REASON = (
     "(+2.4%, test_timm_3090_nchw_training_increment_by_hand). Lead, not located: timm's benchmark.py sets "
     "torch.backends.cudnn.benchmark = True (@5c33776a line 65), and cuDNN transposes an NCHW input only where "
     "the permuted kernel beats its NCHW-native one (ptrblck, discuss.pytorch.org/t/123686), so the counted "
-    "2 x (in + out) is an upper bound; which fprop kernels ran was not read (no profile of the row)"
+    "2 x (in + out) is an upper bound; which fprop kernels ran was not read (no profile of the row). fixrn2 "
+    "looked for which convolutions cuDNN keeps NCHW-native under cudnn.benchmark (pytorch/pytorch issue 50036's "
+    "V100 layout timings, Paddle issue 19425's nvprof with nchwToNhwcKernel calls, TensorRT tactic logs naming "
+    "fp32 nchwkcrs_nchw kernels): no per-convolution kernel list of an NCHW fp16 ResNet-50 forward on PyTorch 2.4 "
+    "/ cuDNN 9 was found, so no share is modelled: the count stays an upper bound and the answer says so "
+    "(image_model.memory_format_note)"
 )
 
 

@@ -156,3 +156,28 @@ def test_memory_format_form_knob():
     assert IMAGE_KNOB_DEFAULTS["memory_format"] == "nchw"
     assert image_knob_value("memory_format", "nchw") is None
     assert image_knob_value("memory_format", "channels_last") == "channels_last"
+
+
+def test_the_nchw_buffers_left_out_of_memory_by_hand():
+    """fixrn2, audrn item 5: the transposes' NHWC copies (a convolution's input and output) are transient. The
+    largest, layer2's first 1x1 conv (256 x 3,136 in + 128 x 3,136 out = 1,204,224 elements an image; its
+    downsample the same), runs when 10,787,840 of the 21,878,784 saved elements exist (49%), so it does not
+    raise the training peak (all saved activations at the end of the forward); there the last convolution's are
+    512 x 49 + 2,048 x 49 = 125,440 (0.6% of the saved): left out of memory, as the answer and docs say."""
+    largest, live_before = 0, 3 * 224 * 224 + 2 * 64 * 112 * 112 + 64 * 56 * 56 * 5  # the stem's saved
+    side, c_in, last = 56, 64, 0
+    for stage, (blocks, width) in enumerate(zip(RESNET50["stages"], RESNET50["widths"], strict=True)):
+        for block in range(blocks):
+            out = side // (2 if block == 0 and stage > 0 else 1)
+            p_in, p = side * side, out * out
+            first = c_in * p_in + width * p_in
+            if first > largest:
+                largest, live_at_largest = first, live_before
+            last = width * p + 4 * width * p  # conv3
+            live_before += 2 * width * p_in + 2 * width * p + 4 * width * p * (3 if block == 0 else 2)
+            c_in, side = 4 * width, out
+    saved = live_before + 2048
+    assert saved == resnet_cost(RESNET50, 224).saved == 21_878_784
+    assert largest == 1_204_224 and live_at_largest == 10_787_840
+    assert live_at_largest / saved == pytest.approx(0.493, abs=0.001)
+    assert last == 125_440 and last / saved == pytest.approx(0.0057, abs=0.0001)
