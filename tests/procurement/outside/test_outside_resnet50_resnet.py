@@ -159,7 +159,7 @@ def test_resnet50_saved_activations_by_hand():
 )
 def test_resnet50_amp_training_rate(bundled_catalog, tmp_path, gpu, batch, published):
     """Product before this preset: no ResNet-50 at all. Now (resnet): A100 3,001 (+21.5%), V100 16GB 1,272 (+6.0%),
-    V100 32GB 1,272 (+10.0%), all in DLE's nhwc (image.memory_format channels_last, the default). [LAMBDA]'s RTX
+    V100 32GB 1,272 (+10.0%), all in DLE's nhwc (image.memory_format channels_last, stated). [LAMBDA]'s RTX
     3090 / 4090 rows were here at channels_last (953 +5.3%, 1,535 +18.0%); fixrn states them as they ran (NCHW,
     config_pytorch_24GB.sh: no --memory-format) in test_resnet50_lambda_amp_training_rate_as_run. Hand, the A100: 3 x 8.178 GFLOP /
     (312 TFLOPS x 0.534 x 40,960 / (40,960 + 549)) = 0.149 ms; traffic 2 x 21.88M x 2 B x 3 = 262.5 MB / (0.7 x
