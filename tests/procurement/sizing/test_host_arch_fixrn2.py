@@ -57,3 +57,5 @@ def test_imagenet_resnet50_first_row_on_graviton_warns_its_loader_rate_is_x86(bu
     assert any("aarch64 (AWS Graviton2)" in w and "25.2" in w for w in first["warnings"])
     x86 = [r for r in rows if not aarch64_host(r["provider"], r["instance_type"], r["gpu"])]
     assert x86 and not any("aarch64" in w for r in x86 for w in r["warnings"])
+    # the unstated layout is nchw (fixrn2): every row states the transposes' upper bound
+    assert all(any("layout NCHW" in w and "upper bound" in w for w in r["warnings"]) for r in rows)
