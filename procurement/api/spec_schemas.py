@@ -664,10 +664,12 @@ class WorkloadImageSerializer(serializers.Serializer):
     )
     memory_format = _choice(
         MEMORY_FORMATS,
-        "Convolutional classifiers (resnet-50), eager: the activations' layout. channels_last (default, NHWC: "
-        "model and input .to(memory_format=torch.channels_last), as NVIDIA's DeepLearningExamples AMP configs run); "
-        "nchw: PyTorch's default contiguous layout, where cuDNN's 16-bit tensor-core convolutions transpose each "
-        "input to NHWC and the output back, 2 x (inputs + outputs) read and written a pass. Refused elsewhere",
+        "Convolutional classifiers (resnet-50), eager: the activations' layout. nchw (default: PyTorch's contiguous "
+        "layout, what timm train.py, torchvision's references and DLE's main.py run unless told), where cuDNN's "
+        "tensor-core convolutions (16-bit; fp32 as TF32 on Ampere and later) transpose each input to NHWC and the "
+        "output back, 2 x (inputs + outputs) read and written a pass (an upper bound); channels_last: NHWC, model "
+        "and input .to(memory_format=torch.channels_last), as NVIDIA's DeepLearningExamples AMP configs run. "
+        "Refused elsewhere",
     )
     autocast = _flag(
         "UNet diffusion inference: the fp16 pipeline runs inside torch.autocast('cuda') (2022 'half' benchmarks, "

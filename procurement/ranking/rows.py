@@ -40,8 +40,10 @@ from procurement.ranking.warnings import host_texts, row_warnings, spot_sanity_d
 from procurement.sizing.accuracy import workload_accuracy
 from procurement.sizing.communication_text import communication_phrase, communication_warns
 from procurement.sizing.global_batch import batch_at, data_parallel_ranks
-from procurement.sizing.host import feeds_loader, loader_host_note
-from procurement.sizing.image_model import training_speed_warnings
+from procurement.sizing.gpus import gpu_by_slug
+from procurement.sizing.host import feeds_loader, loader_host_note, loader_images_per_vcpu
+from procurement.sizing.host_arch import aarch64_host, aarch64_loader_warning
+from procurement.sizing.image_model import memory_format_note, training_speed_warnings
 from procurement.sizing.pipeline_bubble import pipeline_bubble_warning
 
 
@@ -152,6 +154,12 @@ def describe(
     loader_text = _loader_host_text(offer, shapes, shape, spec)
     if loader_text:
         row["warnings"].append(loader_text)
+    layout_text = _layout_text(offer, spec)
+    if layout_text:  # a convnet in NCHW: the transposes' upper bound (fixrn2)
+        row["warnings"].append(layout_text)
+    arm_host = aarch64_host(offer["provider"], offer["instance_type"], offer["gpu"])
+    if arm_host and feeds_loader(spec):  # the loader's rate is an x86 reading (audrn, fixrn2)
+        row["warnings"].append(aarch64_loader_warning(arm_host, loader_images_per_vcpu(spec)))
     if offer["pricing_model"] == "spot":
         offer_id = offer.get("offer_id")
         row["spot"] = spot_details(
@@ -299,6 +307,18 @@ def serving_details(shapes: Shapes, shape: int, spec, options, money: str | None
         }
         | images
     )
+
+
+def _layout_text(offer, spec) -> str | None:
+    """image_model.memory_format_note on the row's card (its generation decides whether fp32 convolutions run
+    on TF32 tensor cores); None where the spec is not an NCHW convnet."""
+    if spec.model.image_arch is None or spec.image.memory_format != "nchw":
+        return None
+    try:
+        generation = gpu_by_slug(offer["gpu"]).generation
+    except KeyError:  # a card the bundled datasheets do not hold: no tensor-core claim for fp32
+        generation = None
+    return memory_format_note(spec, generation)
 
 
 def _loader_host_text(offer, shapes: Shapes, shape: int, spec) -> str | None:

@@ -73,7 +73,7 @@ _CHOICE_DEFAULTS = {
     "optimizer": "adamw",
     "image_engine": "pytorch",
     "lora_module": "peft",
-    "memory_format": "channels_last",
+    "memory_format": "nchw",  # a convnet's default (spec._default_memory_format); refused elsewhere when stated
 }
 # Knobs whose text is a number (documents._knob_value turns it into one)
 IMAGE_NUMBER_KNOBS = {

@@ -967,7 +967,7 @@ def _inference_flops(spec, macs_of) -> float:
     return flops + 2.0 * macs_of(vae_decoder_cost(autoencoder, side // autoencoder["downsample"]))
 
 
-def inference_traffic_bytes_per_image(spec) -> float:
+def inference_traffic_bytes_per_image(spec, generation=None):
     """Bytes eager PyTorch moves outside the matmuls per image: every activation tensor a forward produces
     (the elements a training step would save, image_shapes.py) written once and read once by the
     normalization, activation, residual and concatenation kernels between the convolutions and linears.
@@ -1004,13 +1004,34 @@ def inference_traffic_bytes_per_image(spec) -> float:
         + adapter
         + autocast
         + weight_dequantize_bytes_per_image(spec)
-        + nchw_transpose_bytes_per_sample(spec)
+        + nchw_transpose_bytes_per_sample(spec, generation)
     )
 
 
-def nchw_transpose_bytes_per_sample(spec) -> float:
-    """Bytes one forward of one sample moves transposing a 16-bit convnet's activations (image.memory_format nchw):
-    cuDNN's tensor-core convolutions compute in NHWC, so an NCHW (PyTorch's default contiguous) input is
+# NVIDIA generation from which cuDNN runs fp32 convolutions on TF32 tensor cores by PyTorch's default:
+# torch.backends.cudnn.allow_tf32 defaults True (pytorch/pytorch aten/src/ATen/Context.h `bool allow_tf32_cudnn =
+# true;`; docs notes/cuda.rst 'TensorFloat-32 (TF32) on Ampere (and later) devices': "The flag below controls whether
+# to allow TF32 on cuDNN. This flag defaults to True."), unlike matmuls (allow_tf32 False since 1.12). Ampere = 80
+# (gpus._GENERATIONS); the same rule compute_peak.spec_peak_tflops applies to the convolutions' peak.
+TF32_CONVOLUTION_GENERATION = 80
+
+
+def tensor_core_convolutions(spec, generation=None):
+    """Whether cuDNN runs a convolution of this precision on tensor cores on a card of NVIDIA `generation` (an
+    array where the callers pass one; None: no card known): 16-bit always (Volta and later), fp32 as TF32 on
+    Ampere and later (TF32_CONVOLUTION_GENERATION), not on Volta / Turing (SIMT, NCHW-native) or an unknown card.
+    The gate is the tensor cores, not the element size (audrn's FIX LIST item 2)."""
+    if activation_bytes_per_element(spec) < 4:
+        return np.asarray(True)
+    if generation is None:
+        return np.asarray(False)
+    return np.nan_to_num(np.asarray(generation, dtype=float), nan=0.0) >= TF32_CONVOLUTION_GENERATION
+
+
+def nchw_transpose_bytes_per_sample(spec, generation=None):
+    """Bytes one forward of one sample moves transposing a convnet's activations (image.memory_format nchw)
+    where its convolutions run on tensor cores (tensor_core_convolutions: 16-bit, or fp32 as TF32 on Ampere and
+    later): cuDNN's tensor-core convolutions compute in NHWC, so an NCHW (PyTorch's default contiguous) input is
     transposed to NHWC before each convolution and its output back after it (NVIDIA Deep Learning Performance
     Guide, Convolutional Layers User's Guide, 'Tensor Layouts In Memory: NCHW vs NHWC': kernels that need a
     transpose run slower than NHWC ones; the PyTorch channels-last tutorial, pytorch/tutorials
@@ -1018,15 +1039,48 @@ def nchw_transpose_bytes_per_sample(spec) -> float:
     transpose reads and writes its tensor once: 2 x (inputs + outputs, Cost.conv_io) x the element's bytes.
     Backward's two convolutions a layer (data and weight gradients) transpose the same sizes: a training step
     pays it once a pass (training_eager_seconds_per_image). The transposes' own launches are cuDNN's, inside the
-    convolution's call, not counted on the host. 0 for channels_last (the preset's timing), fused engines, and
-    fp32 (fp32 convolutions on Volta / Turing run SIMT kernels in NCHW with no transpose; TF32 on Ampere and later
-    not modelled, a lead)."""
+    convolution's call, not counted on the host.
+
+    Every convolution is counted as transposed: an UPPER BOUND. Under cudnn.benchmark (timm's benchmark.py,
+    DLE's main.py) cuDNN times every engine for each shape and may keep an NCHW-native kernel for some
+    convolutions (a 1x1 convolution over NCHW is already a GEMM over (C, H x W)); which ones it kept in a given
+    release was not located (no profile of an NCHW ResNet-50 forward read), so no share is taken off. timm's
+    paired PyTorch 2.4 inference rows pay about a third of this count (3090 / 4090, -35.6% / -30.3%, strict
+    xfails UNEXPLAINED), its PyTorch 1.12 training rows all of it (+2.4%). The answer says so
+    (memory_format_note). 0 for channels_last, fused engines and convolutions off the tensor cores. `generation`
+    is the card's (an array where the callers pass one)."""
     if spec.image.memory_format != "nchw" or spec.image.fused_kernels or not is_convnet(spec):
         return 0.0
-    element = activation_bytes_per_element(spec)
-    if element >= 4:
-        return 0.0
-    return 2.0 * spec_network_cost(spec).conv_io * element
+    per_sample = 2.0 * spec_network_cost(spec).conv_io * activation_bytes_per_element(spec)
+    on_tensor_cores = tensor_core_convolutions(spec, generation)
+    if on_tensor_cores.ndim == 0:
+        return per_sample if bool(on_tensor_cores) else 0.0
+    return np.where(on_tensor_cores, per_sample, 0.0)
+
+
+def memory_format_note(spec, generation=None) -> str | None:
+    """The answer's statement of the layout an eager convolutional classifier is sized in (fixrn2, audrn's FIX
+    LIST items 1, 3 and 5): nchw (stated, or the default: _default_memory_format in spec.py) with its transposes
+    counted for every convolution, an upper bound, and what channels_last changes; the transposes' NHWC
+    buffers left out of memory. None for channels_last, fused engines and other networks."""
+    if spec.image.memory_format != "nchw" or spec.image.fused_kernels or not is_convnet(spec):
+        return None
+    if not bool(np.all(tensor_core_convolutions(spec, generation))):
+        return (
+            "layout NCHW (image.memory_format nchw, PyTorch's default): fp32 convolutions on this card run on "
+            "the CUDA cores in NCHW (no TF32 tensor cores), so no NHWC transposes are counted"
+        )
+    per_forward = 2.0 * spec_network_cost(spec).conv_io * activation_bytes_per_element(spec) / 1e6
+    return (
+        f"layout NCHW (image.memory_format nchw, PyTorch's default and what timm train.py, torchvision's "
+        f"references and NVIDIA DLE's main.py run unless told): cuDNN's tensor-core convolutions compute in "
+        f"NHWC, so every convolution's input is counted as transposed to NHWC and its output back, "
+        f"{per_forward:.1f} MB an image a pass at the achieved bandwidth. An upper bound: under cudnn.benchmark "
+        "cuDNN may keep NCHW-native kernels for some convolutions (timm's paired PyTorch 2.4 inference rows pay "
+        "about a third of it; its training rows all of it). The transposes' NHWC buffers are transient and not "
+        "counted in memory. A run whose model and input are .to(memory_format=torch.channels_last) pays none: "
+        "state image.memory_format channels_last"
+    )
 
 
 def autocast_bytes_per_sample(spec) -> float:
@@ -2031,7 +2085,9 @@ def eager_host_rate_steps(
     eager = eager_attention_excess_seconds_per_image(
         spec, peak_flops, bandwidth_bytes, generation, attention_efficiency
     )
-    gpu = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
+    gpu = denoiser_step_gpu_seconds(
+        spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency, generation
+    )
     spill = flux_qk_chain_dram_bytes_per_step(spec, l2_cache_bytes) / (
         bandwidth_bytes * ACHIEVED_BANDWIDTH.value
     )
@@ -2093,7 +2149,9 @@ def fused_pipeline_step_kernels(spec) -> float:
     return PIPELINE_STEP_KERNELS + 1.0 if is_diffusion(spec) else 0.0
 
 
-def denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency):
+def denoiser_step_gpu_seconds(
+    spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency, generation=None
+):
     """GPU time of one denoising step's forward at the batch (twice the samples with CFG): its FLOPs at
     the generation's efficiencies and its activations written and read once (plus eager scores)."""
     cost = spec_network_cost(spec)
@@ -2107,7 +2165,7 @@ def denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, att
     adapter = 0.0 if spec.image.fused_kernels else UNFUSED_LORA_OUTPUT_PASSES * adapter_outputs * element
     saved = cost.saved + fp16_clip_elements_per_sample(spec)
     traffic = 2.0 * saved * element + scores + adapter + autocast_bytes_per_sample(spec)
-    traffic = (traffic + nchw_transpose_bytes_per_sample(spec)) * samples
+    traffic = (traffic + nchw_transpose_bytes_per_sample(spec, generation)) * samples
     return compute + traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
 
 
@@ -2398,7 +2456,9 @@ def training_efficiency(spec, peak_flops=None, bandwidth_bytes=None, generation=
                 spec, peak_flops, bandwidth_bytes, generation, efficiency
             )
         )
-    eager = training_eager_seconds_per_image(spec, bandwidth_bytes, compute + attention) + attention
+    eager = (
+        training_eager_seconds_per_image(spec, bandwidth_bytes, compute + attention, generation) + attention
+    )
     return efficiency * compute / (compute + eager)
 
 
@@ -2457,7 +2517,9 @@ def eager_score_training_bytes(spec) -> float:
     return forward * replays + backward
 
 
-def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_image=0.0) -> float:
+def training_eager_seconds_per_image(
+    spec, bandwidth_bytes, compute_seconds_per_image=0.0, generation=None
+) -> float:
     """Time an eager training step spends outside the matmuls, per instance image, counted the way
     inference's is (inference_traffic_bytes_per_image, eager_launch_seconds_per_image) over the trained
     network's forward and backward (TRAINING_KERNEL_PASSES): every activation written and read once per
@@ -2468,7 +2530,8 @@ def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_
     trained_text_encoder_forward_kernels x the passes) outlast the micro-batch's GPU work
     (`compute_seconds_per_image` x its images + this traffic), the difference. Left out: the frozen VAE
     encoder's and frozen text encoders' elementwise passes and kernels, and a full fine-tune's or a foreach
-    optimizer's step. 0 for fused stacks, detectors (their step
+    optimizer's step. `generation`: the card's NVIDIA generation (a convnet's NCHW transposes in fp32 are paid
+    on TF32 cards only, nchw_transpose_bytes_per_sample). 0 for fused stacks, detectors (their step
     efficiency is fitted on whole Ultralytics/YOLOv5 steps) and without a bandwidth."""
     if spec.image.fused_kernels or not bandwidth_bytes or is_detector(spec) or not spec.is_training:
         return 0.0
@@ -2477,7 +2540,7 @@ def training_eager_seconds_per_image(spec, bandwidth_bytes, compute_seconds_per_
     samples = spec.micro_batch_size * samples_per_image(spec)
     bandwidth = float(bandwidth_bytes) * ACHIEVED_BANDWIDTH.value
     traffic = 2.0 * cost.saved * activation_bytes_per_element(spec) * passes
-    traffic += nchw_transpose_bytes_per_sample(spec) * passes
+    traffic += nchw_transpose_bytes_per_sample(spec, generation) * passes
     if not spec.flash_attention:
         traffic += eager_score_training_bytes(spec) * cost.eager_scores_saved
     traffic_seconds = traffic * samples / bandwidth
@@ -2711,13 +2774,15 @@ def inference_seconds_per_image(
     padding = attention_padding(spec, generation)
     compute = compute + attention * padding / (peak_flops * attention_efficiency)
     traffic = inference_traffic_bytes_per_image(
-        spec
+        spec, generation
     ) * token_padding + fastertransformer_unfused_attention_bytes_per_image(spec, generation)
     traffic = traffic / (bandwidth_bytes * ACHIEVED_BANDWIDTH.value)
     eager = eager_attention_excess_seconds_per_image(
         spec, peak_flops, bandwidth_bytes, generation, attention_efficiency
     )
-    step = denoiser_step_gpu_seconds(spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency)
+    step = denoiser_step_gpu_seconds(
+        spec, peak_flops, bandwidth_bytes, efficiency, attention_efficiency, generation
+    )
     spill = flux_qk_chain_dram_bytes_per_step(spec, l2_cache_bytes) / (
         bandwidth_bytes * ACHIEVED_BANDWIDTH.value
     )

@@ -12,8 +12,9 @@ DATA_PIPELINES = ("preset", "mosaic", "crop", "predecoded")
 IMAGE_LORA_TARGETS = ("attention", "all-linear")
 # The activations' memory layout of a convolutional classifier (image.memory_format; image_model.
 # nchw_transpose_bytes_per_sample): "channels_last" = NHWC (model and input .to(memory_format=torch.channels_last),
-# DLE's configs.yml `memory_format: nhwc` for AMP), the layout the preset is timed in; "nchw" = PyTorch's default
-# contiguous layout, where cuDNN's tensor-core convolutions transpose each input to NHWC and the output back
+# DLE's configs.yml `memory_format: nhwc` for AMP), the layout the preset's efficiency is timed in; "nchw" = PyTorch's
+# default contiguous layout (a convnet's default when unstated: spec._default_memory_format), where cuDNN's
+# tensor-core convolutions transpose each input to NHWC and the output back
 MEMORY_FORMATS = ("channels_last", "nchw")
 # The module an image LoRA's adapters are (image.lora_module; image_model.lora_training_kernels, lora_layers):
 # "peft" = peft's tuners/lora Linear, as diffusers' and SimpleTuner's training scripts attach them (all-linear
@@ -113,7 +114,7 @@ class ImageSpec:
     source_megapixels: float | None = None
     runtime: str = "optimized"  # IMAGE_RUNTIMES: the generation's software stack (inference)
     memory_format: str = (
-        "channels_last"  # MEMORY_FORMATS: a convnet's activation layout (16-bit: NCHW transposes)
+        "channels_last"  # MEMORY_FORMATS: a convnet's layout (parsed: nchw unstated on a convnet, spec.py)
     )
     # UNet diffusion inference over 16-bit weights inside torch.autocast('cuda') (lambda-diffusers' 2022 'half'
     # benchmark, early webuis' default 'autocast' precision): the fp32 norms' and softmax's casts

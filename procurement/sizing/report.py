@@ -398,6 +398,9 @@ def _candidate(
     host_rate_text = _eager_host_rate_note(spec, gpu, throughput)
     if host_rate_text:
         warnings.append(host_rate_text)
+    layout_text = image_model.memory_format_note(spec, gpu.generation)
+    if layout_text:
+        warnings.append(layout_text)
     version_text = image_model.fastertransformer_version_note(spec, gpu.generation)
     if version_text:
         warnings.append(version_text)

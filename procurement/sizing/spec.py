@@ -753,6 +753,7 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
     name = str(data.get("name") or (model.name if model else "workload"))
     if model is not None and model.image_tier is not None and data.get("micro_batch_size") is None:
         spec_fields["micro_batch_size"] = model.image_tier.reference_batch  # the tier's measured batch
+    image_fields = _default_memory_format(image_fields, arch)
     if arch is not None:
         _image_defaults(reader, data, arch, spec_fields, image_fields, parallelism, task)
         inference = _replace(inference, context_len=2, output_tokens=1)  # one image per request
@@ -1790,9 +1791,8 @@ def _parse_image_fields(reader: _Reader, data: dict, lora: LoraSpec | None) -> I
             data, "source_megapixels", "image.source_megapixels", None, minimum=0
         ),
         runtime=reader.choice(data, "runtime", "image.runtime", "optimized", IMAGE_RUNTIMES),
-        memory_format=reader.choice(
-            data, "memory_format", "image.memory_format", "channels_last", MEMORY_FORMATS
-        ),
+        # unstated: "" until the network is known (_default_memory_format)
+        memory_format=reader.choice(data, "memory_format", "image.memory_format", "", MEMORY_FORMATS),
         cache_text_embeddings=reader.optional_boolean(
             data, "cache_text_embeddings", "image.cache_text_embeddings"
         ),
@@ -1964,6 +1964,19 @@ def _check_training_text_encoder_quantization(reader: _Reader, spec, arch: Image
     else:
         return
     reader.error("image.quantize_text_encoders", f"{reason}: leave it out")
+
+
+def _default_memory_format(image: ImageSpec, arch) -> ImageSpec:
+    """An unstated image.memory_format: nchw for an eager convolutional classifier, channels_last elsewhere
+    (where it is refused when stated). NCHW is PyTorch's default contiguous layout and what the common recipes
+    run unless told otherwise: timm train.py (--channels-last default False), torchvision's references, NVIDIA
+    DLE's ConvNets main.py (--memory-format default nchw) and Lambda's benchmark runs of it (fixrn2, audrn's FIX
+    LIST item 3); a run that converts the model and input to torch.channels_last states channels_last."""
+    if image.memory_format:
+        return image
+    convnet = arch is not None and "convnet" in (image_model.image_presets().get(arch.slug) or {})
+    eager = image.engine == "pytorch" and not image.fused_kernels
+    return _replace(image, memory_format="nchw" if convnet and eager else "channels_last")
 
 
 def _image_defaults(

@@ -142,8 +142,9 @@ IMAGE_KNOB_LABELS = {
     "memory_format": (
         "Memory format",
         "convolutional classifiers (resnet-50)",
-        "The activations' layout: channels_last (NHWC, how the preset is timed) or nchw (PyTorch's default), "
-        "where cuDNN's 16-bit tensor-core convolutions transpose each input and output.",
+        "The activations' layout: nchw (default: PyTorch's contiguous layout, as timm, torchvision's references and "
+        "DLE's main.py run), where cuDNN's tensor-core convolutions (16-bit; fp32 as TF32 on Ampere and later) "
+        "transpose each input and output, or channels_last (NHWC: model and input .to(torch.channels_last)).",
     ),
     "data_pipeline": (
         "Training data pipeline",
@@ -248,8 +249,8 @@ IMAGE_KNOB_OPTIONS = {
         ("kohya", "kohya sd-scripts networks.lora"),
     ),
     "memory_format": (
+        ("nchw", "nchw (contiguous, the default: transposes)"),
         ("channels_last", "channels_last (NHWC)"),
-        ("nchw", "nchw (contiguous: transposes)"),
     ),
     "data_pipeline": (
         ("preset", "The preset's"),

@@ -132,7 +132,12 @@ INFER_NCHW_REASON = (
     "(+2.4%, test_timm_3090_nchw_training_increment_by_hand). Lead, not located: timm's benchmark.py sets "
     "torch.backends.cudnn.benchmark = True (@5c33776a line 65), and cuDNN transposes an NCHW input only where "
     "the permuted kernel beats its NCHW-native one (ptrblck, discuss.pytorch.org/t/123686), so the counted "
-    "2 x (in + out) is an upper bound; which fprop kernels ran was not read (no profile of the row)"
+    "2 x (in + out) is an upper bound; which fprop kernels ran was not read (no profile of the row). fixrn2 "
+    "looked for which convolutions cuDNN keeps NCHW-native under cudnn.benchmark (pytorch/pytorch issue 50036's "
+    "V100 layout timings, Paddle issue 19425's nvprof with nchwToNhwcKernel calls, TensorRT tactic logs naming "
+    "fp32 nchwkcrs_nchw kernels): no per-convolution kernel list of an NCHW fp16 ResNet-50 forward on PyTorch 2.4 "
+    "/ cuDNN 9 was found, so no share is modelled: the count stays an upper bound and the answer says so "
+    "(image_model.memory_format_note)"
 )
 
 
@@ -277,24 +282,30 @@ def test_recommend_first_row_is_a_loader_capped_t4_spot_by_hand(bundled_catalog,
     assert any("loader" in w for w in first["warnings"]), json.dumps(first["warnings"])
 
 
-# ---------------------------------------------------------------- a lead for the fix list (hand, not the engine)
+# ---------------------------------------------------------------- a lead for the fix list, taken up by fixrn2
 
 
 @pytest.mark.django_db
 def test_what_if_tf32_convolutions_paid_the_nchw_transposes(bundled_catalog, tmp_path):
-    """image_model.nchw_transpose_bytes_per_sample returns 0 for 4-byte activations ('fp32 convolutions on Volta /
+    """audrn's lead: nchw_transpose_bytes_per_sample returned 0 for 4-byte activations ('fp32 convolutions on Volta /
     Turing run SIMT kernels'), but the product itself runs fp32 convolutions at the TF32 tensor-core peak on Ampere
-    and later (docs/workload-spec.md, 'fp32 image networks run their convolutions at the TF32 peak'), and DLE's
-    A100 TF32 row ran NCHW (configs.yml TF32: no memory_format; fixrn's NOTES). Hand what-if, the same count at
-    4 B: 2 x 21,776,384 x 4 B x 3 passes = 522.6 MB an image at 0.70 x 2,039 GB/s = 0.366 ms on top of the
-    product's 1/1,504 s: 970 images/s against DLE's 938 (+3.4%), where the product reads +60.3% (a strict xfail
-    in test_outside_resnet50_resnet). The V100 FP32 row (SIMT, no TF32) is the sibling the gate rightly leaves
-    alone. A lead, not a fix: whether cuDNN's TF32 kernels transpose NCHW is not sourced here."""
+    and later, and DLE's A100 TF32 row ran NCHW. Hand what-if, the same count at 4 B: 2 x 21,776,384 x 4 B x 3
+    passes = 522.6 MB an image at 0.70 x 2,039 GB/s = 0.366 ms on top of the product's 1/1,504 s: 970 images/s
+    against DLE's 938 (+3.4%). fixrn2 made it the engine's (the gate is the tensor cores: torch.backends.cudnn.
+    allow_tf32 defaults True, pytorch/pytorch aten/src/ATen/Context.h `bool allow_tf32_cudnn = true;`): the
+    engine now reads the what-if. The V100 FP32 sibling (SIMT, no TF32) stays layout-blind."""
     spec = _train(256, "channels_last", "fp32")
     rate = _size(tmp_path, spec, "a100-sxm4-80gb")["throughput"]["training_images_per_second"]
     assert rate == pytest.approx(1504, rel=0.01)
-    nchw = _train(256, "nchw", "fp32")
-    assert _size(tmp_path, nchw, "a100-sxm4-80gb")["throughput"]["training_images_per_second"] == rate
     what_if = 1 / (1 / rate + 2 * 21_776_384 * 4 * 3 / (0.70 * 2039e9))
     assert what_if == pytest.approx(970, rel=0.01)
+    nchw = _size(tmp_path, _train(256, "nchw", "fp32"), "a100-sxm4-80gb")["throughput"]
+    assert nchw["training_images_per_second"] == pytest.approx(what_if, rel=0.001)
     _within(what_if, 938.0, 0.05)
+    v100 = [
+        _size(tmp_path, _train(112, fmt, "fp32"), "v100-sxm2-16gb")["throughput"][
+            "training_images_per_second"
+        ]
+        for fmt in ("nchw", "channels_last")
+    ]
+    assert v100[0] == v100[1]

@@ -63,13 +63,16 @@ def _train(batch: int, precision: str = "fp16", memory_format: str | None = None
     }
 
 
-def _infer(batch: int, precision: str = "fp16") -> dict:
-    return {
+def _infer(batch: int, precision: str = "fp16", memory_format: str | None = None) -> dict:
+    spec = {
         "task": "inference",
         "model": {"preset": "resnet-50"},
         "precision": precision,
         "micro_batch_size": batch,
     }
+    if memory_format is not None:
+        spec["image"] = {"memory_format": memory_format}
+    return spec
 
 
 def _err(estimate: float, published: float) -> float:
@@ -88,8 +91,15 @@ def _train_rate(
     return _size(tmp_path, spec, gpu)["throughput"]["training_images_per_second"]
 
 
-def _infer_rate(tmp_path, gpu: str, batch: int, precision: str = "fp16") -> float:
-    return _size(tmp_path, _infer(batch, precision), gpu)["throughput"]["images_per_second_per_gpu"]
+def _infer_rate(
+    tmp_path, gpu: str, batch: int, precision: str = "fp16", memory_format: str | None = None
+) -> float:
+    spec = _infer(batch, precision, memory_format)
+    return _size(tmp_path, spec, gpu)["throughput"]["images_per_second_per_gpu"]
+
+
+# DLE's AMP rows ran nhwc (configs.yml `memory_format: nhwc`), stated so since fixrn2 made nchw the convnet's default
+NHWC = "channels_last"
 
 
 # ---------------------------------------------------------------- shapes against [TV]
@@ -149,12 +159,13 @@ def test_resnet50_saved_activations_by_hand():
 )
 def test_resnet50_amp_training_rate(bundled_catalog, tmp_path, gpu, batch, published):
     """Product before this preset: no ResNet-50 at all. Now (resnet): A100 3,001 (+21.5%), V100 16GB 1,272 (+6.0%),
-    V100 32GB 1,272 (+10.0%), all in DLE's nhwc (image.memory_format channels_last, the default). [LAMBDA]'s RTX
+    V100 32GB 1,272 (+10.0%), all in DLE's nhwc (image.memory_format channels_last, stated). [LAMBDA]'s RTX
     3090 / 4090 rows were here at channels_last (953 +5.3%, 1,535 +18.0%); fixrn states them as they ran (NCHW,
     config_pytorch_24GB.sh: no --memory-format) in test_resnet50_lambda_amp_training_rate_as_run. Hand, the A100: 3 x 8.178 GFLOP /
     (312 TFLOPS x 0.534 x 40,960 / (40,960 + 549)) = 0.149 ms; traffic 2 x 21.88M x 2 B x 3 = 262.5 MB / (0.7 x
-    2,039 GB/s) = 0.184 ms; 1 / 0.333 ms = 3,002 images/s."""
-    _within(_train_rate(tmp_path, gpu, batch), published)
+    2,039 GB/s) = 0.184 ms; 1 / 0.333 ms = 3,002 images/s. Stated channels_last (fixrn2: the unstated layout
+    is nchw now; these rows ran nhwc): unchanged."""
+    _within(_train_rate(tmp_path, gpu, batch, memory_format=NHWC), published)
 
 
 @pytest.mark.django_db
@@ -162,7 +173,8 @@ def test_resnet50_a100_amp_by_hand(bundled_catalog, tmp_path):
     """The A100 row's arithmetic (above) reproduced from the engine's inputs, so the pass is not luck."""
     compute = 3 * 2 * 4_089_184_256 / (312e12 * 0.534 * 40960 / (40960 + 549.0))
     traffic = 2 * 21_878_784 * 2 * 3 / (0.7 * 2039e9)
-    assert _train_rate(tmp_path, "a100-sxm4-80gb", 256) == pytest.approx(1 / (compute + traffic), rel=0.01)
+    rate = _train_rate(tmp_path, "a100-sxm4-80gb", 256, memory_format=NHWC)
+    assert rate == pytest.approx(1 / (compute + traffic), rel=0.01)
 
 
 # ---------------------------------------------------------------- Lambda's rows, stated as they ran (NCHW)
@@ -222,8 +234,9 @@ def test_lambda_v100_nchw_row_by_hand(bundled_catalog, tmp_path):
     pairs: Lambda / DLE V100 833 / 1,200 = 0.694; the PyTorch channels-last tutorial's apex O2 ResNet-50 on
     Volta, 0.198 / 0.259 s an iteration = 0.764 (pytorch/tutorials intermediate_source/memory_format_tutorial.py,
     '22% performance gain')."""
-    nhwc = _train_rate(tmp_path, "v100-sxm2-16gb", 256)
+    nhwc = _train_rate(tmp_path, "v100-sxm2-16gb", 256, memory_format=NHWC)
     nchw = _train_rate(tmp_path, "v100-sxm2-16gb", 256, memory_format="nchw")
+    assert _train_rate(tmp_path, "v100-sxm2-16gb", 256) == nchw  # fixrn2: unstated is nchw
     transposes = 3 * 2 * 21_776_384 * 2 / (0.7 * 900e9)
     assert transposes == pytest.approx(0.4148e-3, rel=0.001)
     assert nchw == pytest.approx(1 / (1 / nhwc + transposes), rel=0.001)
@@ -246,16 +259,21 @@ def test_lambda_v100_pair_covers_64_percent_of_the_a100_gap():
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "UNEXPLAINED: [DLE] DGX A100 TF32 938 images/s; product 1,504 (+60.3%; 2,930, +212%, before resnet timed "
-        "the step against the TF32 peak, mfu.convnet_peak_tflops). cuDNN's TF32 convolutions reaching a lower share "
-        "of 156 TFLOPS than fp16 ones of 312 is the lead; no TF32 convolution rate was found to state it."
-    ),
-)
 def test_resnet50_a100_tf32_training_rate(bundled_catalog, tmp_path):
-    _within(_train_rate(tmp_path, "a100-sxm4-80gb", 256, "fp32"), 938.0)
+    """FIXED (fixrn2, audrn item 2): [DLE] DGX A100 TF32 938 images/s ran NCHW (configs.yml's TF32 entry states
+    no memory_format; DLE main.py's default nchw), stated so by the default. TF32 convolutions run on tensor
+    cores (torch.backends.cudnn.allow_tf32 defaults True: pytorch/pytorch aten/src/ATen/Context.h `bool
+    allow_tf32_cudnn = true;`), so they pay the NCHW transposes as 16-bit ones do, at 4 B: 2 x 21,776,384 x 4 B x
+    3 passes = 522.6 MB an image at 0.70 x 2,039 GB/s = 0.366 ms on the channels_last step (1 / 1,504): 970
+    images/s (+3.4%; was 1,504, +60.3%, strict xfail UNEXPLAINED; 2,930, +212%, before resnet timed the step
+    against the TF32 peak). The sibling, DLE's V100 FP32 row (SIMT, no TF32), is unmoved
+    (test_resnet50_v100_fp32_training_rate)."""
+    rate = _train_rate(tmp_path, "a100-sxm4-80gb", 256, "fp32")
+    nhwc = _train_rate(tmp_path, "a100-sxm4-80gb", 256, "fp32", memory_format=NHWC)
+    assert nhwc == pytest.approx(1504, rel=0.01)
+    assert rate == pytest.approx(1 / (1 / nhwc + 2 * 21_776_384 * 4 * 3 / (0.70 * 2039e9)), rel=0.001)
+    assert rate == pytest.approx(970, rel=0.01)
+    _within(rate, 938.0)
 
 
 @pytest.mark.django_db
@@ -268,7 +286,10 @@ def test_resnet50_a100_tf32_training_rate(bundled_catalog, tmp_path):
     ),
 )
 def test_resnet50_v100_fp32_training_rate(bundled_catalog, tmp_path):
-    _within(_train_rate(tmp_path, "v100-sxm2-16gb", 112, "fp32"), 367.0)
+    # DLE's FP32 configs state no memory_format (nchw, the default): on the V100 no transposes either way (fixrn2)
+    nchw = _train_rate(tmp_path, "v100-sxm2-16gb", 112, "fp32")
+    assert nchw == _train_rate(tmp_path, "v100-sxm2-16gb", 112, "fp32", memory_format=NHWC)
+    _within(nchw, 367.0)
 
 
 # ---------------------------------------------------------------- inference
@@ -304,8 +325,9 @@ def test_resnet50_v100_fp32_training_rate(bundled_catalog, tmp_path):
 def test_resnet50_amp_inference_rate(bundled_catalog, tmp_path, gpu, batch, published):
     """[DLE] inference "Throughput Avg", mixed precision. Product (resnet -> fixrn, with the eager kernel count):
     V100 b256 3,815 (+12.8%) -> 3,814 (+12.8%), T4 b256 1,311 (+9.4%) -> 1,310 (+9.4%), T4 b64 1,307 (+12.2%) ->
-    1,306 (+12.1%): the host's 5.39 ms a forward hides behind the batch's GPU work."""
-    _within(_infer_rate(tmp_path, gpu, batch), published)
+    1,306 (+12.1%): the host's 5.39 ms a forward hides behind the batch's GPU work. Stated channels_last
+    (configs.yml benchmark_inference AMP: nhwc; fixrn2 made nchw the unstated default): unchanged."""
+    _within(_infer_rate(tmp_path, gpu, batch, memory_format=NHWC), published)
 
 
 @pytest.mark.django_db
@@ -326,7 +348,7 @@ def test_resnet50_amp_inference_rate(bundled_catalog, tmp_path, gpu, batch, publ
     ),
 )
 def test_resnet50_v100_batch1_inference(bundled_catalog, tmp_path):
-    _within(_infer_rate(tmp_path, "v100-sxm2-16gb", 1), 78.0)
+    _within(_infer_rate(tmp_path, "v100-sxm2-16gb", 1, memory_format=NHWC), 78.0)
 
 
 @pytest.mark.django_db

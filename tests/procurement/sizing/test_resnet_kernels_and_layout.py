@@ -1,5 +1,5 @@
 """ResNet-50's eager kernel count, its convolutions' NCHW transposes (image.memory_format) and the LoRA refusal
-(fixrn). Counts are torchvision's models/resnet.py walked by hand; the transposes' rule is stated in
+(fixrn; the TF32 gate, the nchw default and the answer's note: fixrn2). Counts are torchvision's models/resnet.py walked by hand; the transposes' rule is stated in
 image_model.nchw_transpose_bytes_per_sample."""
 
 from __future__ import annotations
@@ -52,21 +52,60 @@ def test_resnet50_conv_inputs_and_outputs_by_hand():
     assert resnet_cost(RESNET50, 224).conv_io == total == 21_776_384
 
 
-def test_nchw_transposes_are_counted_in_16_bit_only():
-    """image.memory_format nchw: 2 x conv_io x 2 B = 87.1 MB a forward an image in fp16; channels_last (the
-    default) and fp32 (SIMT convolutions on Volta / Turing, no transposes; TF32 not modelled) add nothing."""
+def test_nchw_transposes_are_counted_where_convolutions_use_tensor_cores():
+    """image.memory_format nchw: 2 x conv_io x 2 B = 87.1 MB a forward an image in fp16 on any card; in fp32,
+    4 B x the same count on Ampere and later (TF32 tensor-core convolutions, torch.backends.cudnn.allow_tf32's
+    default True: pytorch/pytorch aten/src/ATen/Context.h `bool allow_tf32_cudnn = true;`) and nothing on
+    Volta / Turing (SIMT, NCHW-native) or an unknown card. channels_last adds nothing (fixrn2, audrn item 2)."""
     nchw = parse_workload_spec(_spec(memory_format="nchw"))
     assert image_model.nchw_transpose_bytes_per_sample(nchw) == 2 * 21_776_384 * 2
-    assert parse_workload_spec(_spec()).image.memory_format == "channels_last"
-    assert image_model.nchw_transpose_bytes_per_sample(parse_workload_spec(_spec())) == 0.0
+    assert image_model.nchw_transpose_bytes_per_sample(nchw, 70) == 2 * 21_776_384 * 2
+    last = parse_workload_spec(_spec(memory_format="channels_last"))
+    assert image_model.nchw_transpose_bytes_per_sample(last, 90) == 0.0
     fp32 = parse_workload_spec(_spec(precision="fp32", memory_format="nchw"))
     assert image_model.nchw_transpose_bytes_per_sample(fp32) == 0.0
+    assert image_model.nchw_transpose_bytes_per_sample(fp32, 70) == 0.0  # V100: SIMT
+    assert image_model.nchw_transpose_bytes_per_sample(fp32, 75) == 0.0  # T4: SIMT
+    assert image_model.nchw_transpose_bytes_per_sample(fp32, 80) == 2 * 21_776_384 * 4  # A100: TF32
+    per_card = image_model.nchw_transpose_bytes_per_sample(fp32, [70.0, 80.0, float("nan"), 100.0])
+    assert list(per_card) == [0.0, 2 * 21_776_384 * 4, 0.0, 2 * 21_776_384 * 4]
+
+
+def test_unstated_memory_format_is_nchw_on_an_eager_convnet_only():
+    """fixrn2, audrn item 3: PyTorch's default contiguous layout is what timm train.py (--channels-last default
+    False), torchvision's references, DLE's main.py (--memory-format default nchw) and Lambda's runs use, so an
+    unstated layout is nchw on an eager convnet; a ViT, a UNet and a fused convnet read channels_last (and
+    refuse a stated nchw, test_memory_format_refused_where_it_changes_nothing)."""
+    assert parse_workload_spec(_spec()).image.memory_format == "nchw"
+    assert parse_workload_spec(_spec(task="full_finetune")).image.memory_format == "nchw"
+    assert parse_workload_spec(_spec(fused_kernels=True)).image.memory_format == "channels_last"
+    for preset in ("vit-b-16", "sd-1.5"):
+        spec = {"task": "inference", "model": {"preset": preset}, "precision": "fp16", "micro_batch_size": 1}
+        assert parse_workload_spec(spec).image.memory_format == "channels_last"
 
 
 def test_nchw_adds_the_transposes_to_the_inference_traffic():
-    base = image_model.inference_traffic_bytes_per_image(parse_workload_spec(_spec()))
+    base = image_model.inference_traffic_bytes_per_image(
+        parse_workload_spec(_spec(memory_format="channels_last"))
+    )
     nchw = image_model.inference_traffic_bytes_per_image(parse_workload_spec(_spec(memory_format="nchw")))
     assert nchw - base == pytest.approx(2 * 21_776_384 * 2)
+    assert image_model.inference_traffic_bytes_per_image(parse_workload_spec(_spec())) == nchw
+
+
+def test_the_answer_states_the_layout_and_its_upper_bound():
+    """fixrn2, audrn items 1 and 5: an nchw answer says the transposes are counted for every convolution (an
+    upper bound under cudnn.benchmark), that their NHWC buffers are left out of memory, and how channels_last
+    changes it; an fp32 answer on a SIMT card says none are counted; channels_last says nothing."""
+    note = image_model.memory_format_note(parse_workload_spec(_spec()), 86)
+    assert "upper bound" in note and "87.1 MB" in note and "not counted in memory" in note
+    assert "image.memory_format channels_last" in note
+    fp32 = parse_workload_spec(_spec(precision="fp32"))
+    assert "no NHWC transposes" in image_model.memory_format_note(fp32, 70)
+    assert "upper bound" in image_model.memory_format_note(fp32, 80)
+    assert (
+        image_model.memory_format_note(parse_workload_spec(_spec(memory_format="channels_last")), 80) is None
+    )
 
 
 @pytest.mark.parametrize(
@@ -112,7 +151,33 @@ def test_resnet50_full_finetune_still_sizes():
 
 
 def test_memory_format_form_knob():
-    """The image form's knob: channels_last (default) leaves the document unchanged; nchw is stated."""
-    assert IMAGE_KNOB_DEFAULTS["memory_format"] == "channels_last"
-    assert image_knob_value("memory_format", "channels_last") is None
-    assert image_knob_value("memory_format", "nchw") == "nchw"
+    """The image form's knob: nchw (the convnet's default, fixrn2) leaves the document unchanged; channels_last
+    is stated."""
+    assert IMAGE_KNOB_DEFAULTS["memory_format"] == "nchw"
+    assert image_knob_value("memory_format", "nchw") is None
+    assert image_knob_value("memory_format", "channels_last") == "channels_last"
+
+
+def test_the_nchw_buffers_left_out_of_memory_by_hand():
+    """fixrn2, audrn item 5: the transposes' NHWC copies (a convolution's input and output) are transient. The
+    largest, layer2's first 1x1 conv (256 x 3,136 in + 128 x 3,136 out = 1,204,224 elements an image; its
+    downsample the same), runs when 10,787,840 of the 21,878,784 saved elements exist (49%), so it does not
+    raise the training peak (all saved activations at the end of the forward); there the last convolution's are
+    512 x 49 + 2,048 x 49 = 125,440 (0.6% of the saved): left out of memory, as the answer and docs say."""
+    largest, live_before = 0, 3 * 224 * 224 + 2 * 64 * 112 * 112 + 64 * 56 * 56 * 5  # the stem's saved
+    side, c_in, last = 56, 64, 0
+    for stage, (blocks, width) in enumerate(zip(RESNET50["stages"], RESNET50["widths"], strict=True)):
+        for block in range(blocks):
+            out = side // (2 if block == 0 and stage > 0 else 1)
+            p_in, p = side * side, out * out
+            first = c_in * p_in + width * p_in
+            if first > largest:
+                largest, live_at_largest = first, live_before
+            last = width * p + 4 * width * p  # conv3
+            live_before += 2 * width * p_in + 2 * width * p + 4 * width * p * (3 if block == 0 else 2)
+            c_in, side = 4 * width, out
+    saved = live_before + 2048
+    assert saved == resnet_cost(RESNET50, 224).saved == 21_878_784
+    assert largest == 1_204_224 and live_at_largest == 10_787_840
+    assert live_at_largest / saved == pytest.approx(0.493, abs=0.001)
+    assert last == 125_440 and last / saved == pytest.approx(0.0057, abs=0.0001)
