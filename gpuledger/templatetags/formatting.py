@@ -28,6 +28,7 @@ LABELS = {
     "activations_gib": "Activations (GiB)",
     "kv_cache_gib": "KV cache (GiB)",
     "dequantized_weights_gib": "Dequantized weights kept for backward (GiB)",
+    "teacher_weights_gib": "Distillation teacher's weights (GiB)",
     "framework_overhead_gib": "Framework overhead (GiB)",
     "total_per_gpu_gib": "Total per GPU (GiB)",
     "required_per_gpu_gib": "Required with headroom (GiB)",

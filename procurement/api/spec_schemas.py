@@ -22,6 +22,7 @@ from procurement.costing.tco_spec import (
     MAX_SERVERS,
     RENT_PRICING_MODELS,
 )
+from procurement.sizing.distillation import DISTILLATION_MODES, MAX_TOP_K, TEACHER_PRECISIONS
 from procurement.sizing.image_spec import (
     DATA_PIPELINES,
     FASTERTRANSFORMER_VERSIONS,
@@ -177,6 +178,31 @@ class WorkloadModelSerializer(serializers.Serializer):
     gated_mlp = _flag("Gated MLP (SwiGLU: three matrices)")
     attention_qkv_bias = _flag("Bias on the q, k, v projections")
     dropout = _flag("Dropout masks kept for backward")
+
+
+class WorkloadDistillationSerializer(serializers.Serializer):
+    teacher = WorkloadModelSerializer(
+        help_text="The teacher whose logits the student learns from: a bundled preset or its shape, as model "
+        "(a preset name alone is read as its preset); its vocabulary must equal the student's"
+    )
+    mode = _choice(
+        DISTILLATION_MODES,
+        "online (default): the teacher runs a forward a student token on the same GPUs, its weights held at "
+        "teacher_precision and its logits (micro-batch x sequence x vocabulary) with a fp32 softmax of them held "
+        "for the loss, 2 FLOPs a teacher weight a token with its attention; precomputed: top_k logits a token "
+        "read from storage, no teacher compute or weights",
+    )
+    teacher_precision = _choice(TEACHER_PRECISIONS, "The teacher's weights and logits (online; default bf16)")
+    top_k = _count(
+        "precomputed: stored logits a token (value and index, 8 bytes each); default the whole vocabulary",
+        maximum=MAX_TOP_K,
+    )
+    temperature = _number(
+        "The softmax temperature; accepted, not priced (it changes no tensor's size)", maximum=1000
+    )
+    include_logit_generation = _flag(
+        "precomputed: price the one-off teacher pass that wrote the logits (one teacher forward a trained token)"
+    )
 
 
 class WorkloadLoraSerializer(serializers.Serializer):
@@ -845,6 +871,10 @@ class WorkloadSpecSerializer(serializers.Serializer):
     )
     mfu = _number("Model FLOPs utilization to assume instead of the default", maximum=1)
     lora = WorkloadLoraSerializer(required=False)
+    distillation = WorkloadDistillationSerializer(
+        required=False,
+        help_text="Knowledge distillation (training tasks, language models): a teacher's logits as the targets",
+    )
     parallelism = WorkloadParallelismSerializer(required=False)
     inference = WorkloadInferenceSerializer(required=False)
     host = WorkloadHostSerializer(required=False)

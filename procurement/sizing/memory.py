@@ -29,7 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from procurement.sizing import bnb_memory, fsdp_reshard, image, image_model, qlora_dequant
+from procurement.sizing import bnb_memory, distillation, fsdp_reshard, image, image_model, qlora_dequant
 from procurement.sizing.assumptions import (
     CUDA_CONTEXT_GIB,
     FRAGMENTATION_FRACTION,
@@ -69,6 +69,7 @@ MEMORY_KEYS = (
     "activations_gib",
     "kv_cache_gib",
     "dequantized_weights_gib",
+    "teacher_weights_gib",
     "framework_overhead_gib",
     "total_per_gpu_gib",
     "required_per_gpu_gib",
@@ -187,9 +188,11 @@ def _training_bytes(spec, state: StateBytes, dp, zero, tp, pp, offload, flash) -
     )
     return {
         "weights": weights - head_saving,
+        # distillation.py: an online teacher's frozen weights, and what the loss holds of its logits
+        "teacher_weights": distillation.teacher_weight_bytes(spec, tp) + 0 * dp,
         "gradients": gradients,
         "optimizer_states": optimizer,
-        "activations": activations + 0 * dp,
+        "activations": activations + distillation.teacher_activation_bytes(spec, tp) + 0 * dp,
         "kv_cache": np.zeros_like(weights),
         "dequantized_weights": _dequantized_weight_bytes(spec, stage, unsharded, tp, pp) + copies + 0 * dp,
         "host_offload": host,
@@ -509,7 +512,8 @@ def _inference_activation_bytes(spec, tp) -> np.ndarray:
 def _finish(spec: WorkloadSpec, parts: dict[str, np.ndarray], gpus: np.ndarray) -> dict[str, np.ndarray]:
     tensors = parts["weights"] + parts["gradients"] + parts["optimizer_states"] + parts["activations"]
     dequantized = parts.get("dequantized_weights", np.zeros_like(parts["weights"]))
-    tensors = tensors + parts["kv_cache"] + dequantized
+    teacher = parts.get("teacher_weights", np.zeros_like(parts["weights"]))
+    tensors = tensors + parts["kv_cache"] + dequantized + teacher
     # image_model adds what the caching allocator reserves over a UNet forward beyond the flat fraction
     overhead = CUDA_CONTEXT_GIB * GIB + FRAGMENTATION_FRACTION * tensors + parts.get("allocator_reserve", 0.0)
     total = tensors + overhead
@@ -521,6 +525,7 @@ def _finish(spec: WorkloadSpec, parts: dict[str, np.ndarray], gpus: np.ndarray) 
         "activations_gib": parts["activations"] / GIB,
         "kv_cache_gib": parts["kv_cache"] / GIB,
         "dequantized_weights_gib": dequantized / GIB,
+        "teacher_weights_gib": teacher / GIB,
         "framework_overhead_gib": overhead / GIB,
         "total_per_gpu_gib": total / GIB,
         "required_per_gpu_gib": total * (1.0 + spec.headroom) / GIB,

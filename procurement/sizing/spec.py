@@ -16,6 +16,13 @@ from typing import Any, TypeVar
 
 from gpuledger.errors import InputError
 from procurement.sizing import image_model
+from procurement.sizing.distillation import (
+    DISTILLATION_KEYS,
+    DISTILLATION_MODES,
+    MAX_TOP_K,
+    TEACHER_PRECISIONS,
+    DistillationSpec,
+)
 from procurement.sizing.image_presets import ImageArchitecture, image_architecture
 from procurement.sizing.image_spec import (
     DATA_PIPELINES,
@@ -501,6 +508,8 @@ class WorkloadSpec:
     # length (throughput.attention_context_tokens). None: one document a sequence.
     packed_sample_tokens: int | None = None
     lora: LoraSpec | None = None
+    # Knowledge distillation from a teacher (distillation.py): None, no teacher
+    distillation: DistillationSpec | None = None
     parallelism: ParallelismSpec = field(default_factory=ParallelismSpec)
     training_tokens: float | None = None
     inference: InferenceSpec = field(default_factory=InferenceSpec)
@@ -570,6 +579,7 @@ _TOP_KEYS = {
     "flash_attention",
     "packed_sample_tokens",
     "lora",
+    "distillation",
     "parallelism",
     "training_tokens",
     "inference",
@@ -743,6 +753,7 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
     spec_fields = _parse_training_fields(reader, data, task)
     arch = model.image_arch if model is not None else None
     lora = _parse_lora(reader, data, task, strict, image=arch is not None)
+    distillation = _parse_distillation(reader, data, task, strict, model)
     parallelism = _parse_parallelism(reader, reader.section(data, "parallelism", "parallelism"), strict)
     inference = _parse_inference(reader, reader.section(data, "inference", "inference"), strict)
     host = _parse_host(reader, reader.section(data, "host", "host"), strict)
@@ -763,6 +774,7 @@ def parse_workload_spec(data: dict, *, strict: bool = True) -> WorkloadSpec:
         task=task or "inference",
         model=model or _PLACEHOLDER_MODEL,  # still check the rules that do not need the model
         lora=lora,
+        distillation=distillation,
         parallelism=parallelism,
         inference=inference,
         host=host,
@@ -1252,6 +1264,93 @@ def _parse_lora(reader: _Reader, data: dict, task: str, strict: bool, image: boo
         adapter_dtype=adapter_dtype,
         modules_to_save=modules_to_save,
     )
+
+
+def _parse_distillation(
+    reader: _Reader, data: dict, task: str, strict: bool, student: ModelSpec | None
+) -> DistillationSpec | None:
+    """The `distillation` section: a teacher (a preset or a shape, as `model`), its mode and precision."""
+    if data.get("distillation") is None:
+        return None
+    section = reader.section(data, "distillation", "distillation")
+    if not section:
+        if isinstance(data.get("distillation"), dict):
+            reader.error("distillation.teacher", "required: a preset or the teacher's shape")
+        return None
+    if task not in TRAINING_TASKS:
+        reader.error(
+            "distillation", f"applies to training tasks only ({', '.join(TRAINING_TASKS)}); leave it out"
+        )
+        return None
+    if strict:
+        reader.unknown_keys(section, DISTILLATION_KEYS, "distillation.")
+    teacher = _parse_teacher(reader, section, strict)
+    mode = reader.choice(section, "mode", "distillation.mode", "online", DISTILLATION_MODES)
+    precision = reader.choice(
+        section, "teacher_precision", "distillation.teacher_precision", "bf16", TEACHER_PRECISIONS
+    )
+    top_k = reader.integer(section, "top_k", "distillation.top_k", None)
+    if top_k is not None and top_k > MAX_TOP_K:
+        reader.error("distillation.top_k", f"must be <= {MAX_TOP_K:,}, got {top_k:,}")
+        top_k = None
+    temperature = float(
+        reader.number(section, "temperature", "distillation.temperature", 1.0, minimum=0, maximum=1000)
+    )
+    generation = reader.boolean(
+        section, "include_logit_generation", "distillation.include_logit_generation", False
+    )
+    if mode == "online" and section.get("top_k") is not None:
+        reader.error(
+            "distillation.top_k", "applies to mode precomputed only (online reads the whole vocabulary)"
+        )
+    if mode == "online" and generation:
+        reader.error(
+            "distillation.include_logit_generation",
+            "applies to mode precomputed only (online runs the teacher every step)",
+        )
+    if teacher is None:
+        return None
+    if teacher.is_image:
+        reader.error("distillation.teacher", "must be a language model (image teachers are not modelled)")
+        return None
+    if student is not None and not student.is_image and teacher.vocab_size != student.vocab_size:
+        reader.error(
+            "distillation.teacher.vocab_size",
+            f"must equal model.vocab_size ({student.vocab_size:,}) for token-level logits, got "
+            f"{teacher.vocab_size:,}",
+        )
+    if student is not None and student.is_image:
+        reader.error("distillation", "applies to language models only; leave it out")
+    if top_k is not None and top_k > teacher.vocab_size:
+        reader.error("distillation.top_k", f"must be <= the teacher's vocabulary ({teacher.vocab_size:,})")
+    return DistillationSpec(
+        teacher=teacher,
+        mode=mode,
+        teacher_precision=precision,
+        top_k=top_k,
+        temperature=temperature,
+        include_logit_generation=generation,
+    )
+
+
+def _parse_teacher(reader: _Reader, section: dict, strict: bool) -> ModelSpec | None:
+    """The teacher as `model` is read, its errors named under distillation.teacher."""
+    raw = section.get("teacher")
+    if raw is None:
+        reader.error("distillation.teacher", "required: a preset or the teacher's shape")
+        return None
+    if isinstance(raw, str):
+        raw = {"preset": raw}
+    if not isinstance(raw, dict):
+        reader.error("distillation.teacher", "must be a preset name or a mapping (preset or shape)")
+        return None
+    inner = _Reader()
+    teacher = _parse_model(inner, raw, strict)
+    for error in inner.errors:
+        path = error.path
+        path = "distillation.teacher" + path[len("model") :] if path.startswith("model") else path
+        reader.error(path, error.message.replace("model.", "distillation.teacher."))
+    return None if inner.errors else teacher
 
 
 def _parse_modules_to_save(reader: _Reader, section: dict) -> tuple[str, ...]:

@@ -100,6 +100,7 @@ from procurement.sizing.bytes_model import (
     state_bytes,
 )
 from procurement.sizing.decode_attention import visit_seconds
+from procurement.sizing.distillation import teacher_flops_per_token
 from procurement.sizing.expert_layout import expert_rank_stride
 from procurement.sizing.host import (
     feeds_loader,
@@ -160,6 +161,11 @@ def training_flops_per_token(spec: WorkloadSpec) -> float:
     Llama-3-8B (issue 26)."""
     if spec.model.image_arch is not None:  # an image is the unit: FLOPs per instance image
         return training_flops_per_image(spec)
+    # distillation: the teacher's forward a token (online) or the stated logit-generation pass, no backward
+    return _student_training_flops_per_token(spec) + teacher_flops_per_token(spec)
+
+
+def _student_training_flops_per_token(spec: WorkloadSpec) -> float:
     blocks = counts.block_matmul_params(spec.model)
     recompute = spec.gradient_checkpointing == "full"
     attention = (4.0 if recompute else 3.0) * attention_forward_flops_per_token(

@@ -867,6 +867,7 @@ def _memory_metric(spec: WorkloadSpec, case: Case) -> float:
     memory = memory_breakdown_scalar(spec)
     states = memory["weights_gib"] + memory["gradients_gib"] + memory["optimizer_states_gib"]
     tensors = states + memory["activations_gib"] + memory["kv_cache_gib"] + memory["dequantized_weights_gib"]
+    tensors += memory["teacher_weights_gib"]  # 0 without distillation
     value_gib = {
         "model_states": states,
         "allocated": tensors,

@@ -13,6 +13,7 @@ from gpuledger.charts import stacked_bar_chart
 from gpuledger.roles import ENGINEER, role_required
 from procurement.services.sizing import size_spec_document
 from procurement.sizing import WorkloadSpecError
+from procurement.sizing.distillation import DISTILLATION_MODES
 from procurement.sizing.documents import (
     KNOB_PATHS,
     LORA_SAVED_MODULE_CHOICES,
@@ -24,7 +25,7 @@ from procurement.sizing.documents import (
 from procurement.sizing.image_knobs import IMAGE_KNOB_DEFAULTS, IMAGE_KNOB_PATHS
 from procurement.sizing.image_presets import image_architecture
 from procurement.sizing.image_spec import IMAGE_RUNTIMES
-from procurement.sizing.presets import IMAGE_TIERS, known_preset_names
+from procurement.sizing.presets import IMAGE_TIERS, known_preset_names, llm_presets
 from procurement.sizing.serving_load import TRAFFICS
 from procurement.sizing.spec import (
     ATTN_IMPLEMENTATIONS,
@@ -58,6 +59,7 @@ BAR_PARTS = {
     "activations_gib": "activations",
     "kv_cache_gib": "KV cache",
     "dequantized_weights_gib": "dequantized weights",
+    "teacher_weights_gib": "teacher",
     "framework_overhead_gib": "overhead",
 }
 
@@ -82,6 +84,8 @@ KNOB_DEFAULTS = {
     "lora_implementation": "peft_eager",
     "lora_adapter_dtype": "base",
     "lora_modules_to_save": "none",
+    "distillation_teacher": "none",
+    "distillation_mode": "online",
     "gpus": "1",
     "zero_stage": "0",
     "tensor_parallel": "1",
@@ -197,6 +201,16 @@ KNOB_LABELS = {
         "Trained embedding / output layer",
         "lora, qlora, language models: PEFT modules_to_save (e.g. wte, lm_head when tokens are added): trainable "
         "copies of the embedding table and / or output layer",
+    ),
+    "distillation_teacher": (
+        "Distillation teacher",
+        "training, language models: a teacher whose logits are the targets (none: no distillation); its "
+        "vocabulary must be the student's",
+    ),
+    "distillation_mode": (
+        "Teacher runs",
+        "distillation: online (a teacher forward a token on the same GPUs, its weights and logits in memory) / "
+        "precomputed (top-k logits read from storage, no teacher compute)",
     ),
     "gpus": ("GPUs", ""),
     "zero_stage": ("ZeRO stage / FSDP", "training"),
@@ -345,6 +359,8 @@ def form_fields(knobs: dict[str, str], errors: dict[str, str]) -> list[dict]:
         "lora_implementation": LORA_IMPLEMENTATIONS,
         "lora_adapter_dtype": LORA_ADAPTER_DTYPES,
         "lora_modules_to_save": tuple(LORA_SAVED_MODULE_CHOICES),
+        "distillation_teacher": ("none", *sorted(llm_presets())),
+        "distillation_mode": DISTILLATION_MODES,
         "serving_engine": SERVING_ENGINES,
         "quant_kernel": QUANT_KERNELS,
         "quant_format": QUANT_FORMATS,

@@ -53,7 +53,7 @@ def test_the_size_and_tco_operations_take_the_full_documents():
     assert (
         len(components["WorkloadSpec"]["properties"])
         == len(spec._TOP_KEYS)
-        == 40  # ppm: global_batch_size, global_batch_tokens (38 -> 40); fix51t: fp8_pad_inner_dim (37 -> 38); maxlen; zgrad: zero_grad; optstep: optimizer_impl, torch_version; fix50e: mixed_precision
+        == 41  # distill: distillation (40 -> 41); ppm: global_batch_size, global_batch_tokens (38 -> 40); fix51t: fp8_pad_inner_dim (37 -> 38); maxlen; zgrad: zero_grad; optstep: optimizer_impl, torch_version; fix50e: mixed_precision
     )  # stack26: training_stack; tt26: fp32_norm_inputs; bnb49: quantization
     assert components["TcoStudySpec"]["required"] == ["buy", "rent"]
     assert components["WorkloadSpec"]["required"] == ["model", "task"]
