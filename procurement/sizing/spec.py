@@ -49,7 +49,7 @@ from procurement.sizing.presets import (
 )
 from procurement.sizing.serving_load import MAX_BATCHED_TOKENS_LIMITS, TRAFFICS
 
-_Frozen = TypeVar("_Frozen", "ModelSpec", "InferenceSpec")  # the frozen parts a parse adjusts
+_Frozen = TypeVar("_Frozen", "ModelSpec", "InferenceSpec", "ImageSpec")  # the frozen parts a parse adjusts
 
 TASKS = ("pretrain", "full_finetune", "lora", "qlora", "inference")
 TRAINING_TASKS = ("pretrain", "full_finetune", "lora", "qlora")
