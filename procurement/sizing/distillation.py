@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from procurement.sizing import params as counts
 from procurement.sizing.model_spec import ModelSpec
 
 DISTILLATION_MODES = ("online", "precomputed")
@@ -50,31 +49,6 @@ class DistillationSpec:
     @property
     def online(self) -> bool:
         return self.mode == "online"
-
-
-def teacher_forward_flops_per_token(teacher: ModelSpec, context_tokens: float) -> float:
-    """One teacher forward a token: 2 a block matmul weight, 2 a vocab x hidden output weight, and causal
-    attention's score and value matmuls (throughput.attention_forward_flops_per_token). Llama 3.1 8B at 8,192:
-    2 x (6.98e9 + 0.525e9) + 4 x 4,096 x 32 x 4,096 = 1.50e10 + 2.1e9."""
-    from procurement.sizing.throughput import (
-        attention_forward_flops_per_token,
-    )  # throughput imports this module
-
-    blocks = counts.block_matmul_params(teacher)
-    head = counts.output_layer_params(teacher)
-    return 2.0 * (blocks + head) + attention_forward_flops_per_token(teacher, context_tokens)
-
-
-def teacher_flops_per_token(spec) -> float:
-    """The FLOPs the teacher adds to a trained token: its forward in online mode, or in precomputed mode the
-    one-off pass that wrote the logits where include_logit_generation asks for it (one forward a trained token:
-    the stored logits cover the tokens trained on, assumed one epoch); 0 otherwise or without distillation."""
-    distill = getattr(spec, "distillation", None)
-    if distill is None:
-        return 0.0
-    if distill.online or distill.include_logit_generation:
-        return teacher_forward_flops_per_token(distill.teacher, spec.seq_len)
-    return 0.0
 
 
 def teacher_weight_bytes(spec, tensor_parallel) -> float:

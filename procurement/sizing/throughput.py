@@ -100,7 +100,6 @@ from procurement.sizing.bytes_model import (
     state_bytes,
 )
 from procurement.sizing.decode_attention import visit_seconds
-from procurement.sizing.distillation import teacher_flops_per_token
 from procurement.sizing.expert_layout import expert_rank_stride
 from procurement.sizing.host import (
     feeds_loader,
@@ -143,6 +142,27 @@ def attention_forward_flops_per_token(model, context_tokens: float, causal: bool
         return 0.0
     # sliding-window layers attend to at most their window (counts.attended_tokens)
     return 4.0 * counts.attended_tokens(model, context_tokens, causal) * attention_dim(model)
+
+
+def teacher_forward_flops_per_token(teacher, context_tokens: float) -> float:
+    """One teacher forward a token: 2 a block matmul weight, 2 a vocab x hidden output weight, and causal
+    attention's score and value matmuls (attention_forward_flops_per_token). Llama 3.1 8B at 8,192:
+    2 x (6.98e9 + 0.525e9) + 4 x 4,096 x 32 x 4,096 = 1.50e10 + 2.1e9."""
+    blocks = counts.block_matmul_params(teacher)
+    head = counts.output_layer_params(teacher)
+    return 2.0 * (blocks + head) + attention_forward_flops_per_token(teacher, context_tokens)
+
+
+def teacher_flops_per_token(spec) -> float:
+    """The FLOPs the teacher adds to a trained token: its forward in online mode, or in precomputed mode the
+    one-off pass that wrote the logits where include_logit_generation asks for it (one forward a trained token:
+    the stored logits cover the tokens trained on, assumed one epoch); 0 otherwise or without distillation."""
+    distill = getattr(spec, "distillation", None)
+    if distill is None:
+        return 0.0
+    if distill.online or distill.include_logit_generation:
+        return teacher_forward_flops_per_token(distill.teacher, spec.seq_len)
+    return 0.0
 
 
 def attention_context_tokens(spec: WorkloadSpec) -> int:

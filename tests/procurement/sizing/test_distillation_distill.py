@@ -13,14 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from procurement.sizing.distillation import (
-    stored_logit_bytes,
-    teacher_activation_bytes,
-    teacher_forward_flops_per_token,
-)
+from procurement.sizing.distillation import stored_logit_bytes, teacher_activation_bytes
 from procurement.sizing.memory import memory_breakdown_scalar
 from procurement.sizing.spec import WorkloadSpecError, parse_workload_spec
-from procurement.sizing.throughput import training_flops_per_token
+from procurement.sizing.throughput import teacher_forward_flops_per_token, training_flops_per_token
 
 GIB = 2.0**30
 # Llama 3.2 1B shape (HF config.json, as test_outside_ranking_audit_aud51x.LLAMA32_1B)
