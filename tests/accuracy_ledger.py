@@ -24,6 +24,7 @@ serving throughput otherwise; and dense vs mixture-of-experts by the model's exp
 from __future__ import annotations
 
 import hashlib
+import inspect
 import re
 import subprocess
 from datetime import UTC, datetime
@@ -113,7 +114,13 @@ def _record_within(module) -> None:
     if within is None or getattr(within, "_ledger_wrapped", False):
         return
 
-    def recording_within(estimate, published, target):
+    # a module's _within may give its bar a default (the ResNet modules' target=SPEED): read it from the signature
+    default = inspect.signature(within).parameters.get("target")
+    default_target = (
+        None if default is None or default.default is inspect.Parameter.empty else default.default
+    )
+
+    def recording_within(estimate, published, target=default_target):
         if isinstance(estimate, int | float) and isinstance(published, int | float) and published:
             _state["comparisons"].append((float(published), float(estimate), target))
         return within(estimate, published, target)
