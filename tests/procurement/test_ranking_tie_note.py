@@ -39,11 +39,14 @@ def _ties(row: dict) -> list[str]:
 
 
 @pytest.mark.django_db
-def test_vit_b_4060_ti_lead_over_the_l4_is_past_the_median_error(bundled_catalog, tmp_path):
+def test_vit_b_4060_ti_and_the_spot_l4_are_not_compared(bundled_catalog, tmp_path):
     """Bundled catalog: vast 1x-RTX_4060_Ti 69.96 USD, aws g6.2xlarge L4 77.25 (hand: 77.25 / 69.96 = 1.104, the
     L4 10.4% more). fix51n called it a tie at the vision-classifier class's pooled p90 (±21%); fixtie quotes the
     class median (0.0993 over 59 held-out cases, accuracy_classes.json image_vision/throughput when written): 10.4%
-    is past ±9.9%, so no note (audtie: the pooled p90 holds errors both cards share, which cancel in a ranking)."""
+    is past ±9.9%, so no note (audtie: the pooled p90 holds errors both cards share, which cancel in a ranking).
+    Stop 52's regenerated table adds the ResNet-50 rows to the vision class (training: 25 held-out cases, median
+    0.1384): 10.4% is now inside ±13.8%, but the L4 rows are spot and row 1 is on demand, so they are not like for
+    like (fixtie's rule, audtie item 2) and no note names them."""
     rows = _recommend(tmp_path, VIT_B_300_EPOCHS)
     first = rows[0]
     assert (first["gpu"], first["provider"]) == ("rtx-4060-ti-16gb", "vast")
@@ -52,7 +55,8 @@ def test_vit_b_4060_ti_lead_over_the_l4_is_past_the_median_error(bundled_catalog
     gap = float(second["total_cost"]) / float(first["total_cost"]) - 1
     assert gap == pytest.approx(77.25 / 69.96 - 1, abs=0.005)
     throughput = first["accuracy"]["throughput"]
-    assert throughput["cases"] >= MIN_HELD_OUT_CASES and gap > throughput["median_abs_error"]
+    assert throughput["cases"] >= MIN_HELD_OUT_CASES and gap < throughput["median_abs_error"]
+    assert (first["pricing_model"], second["pricing_model"]) == ("on_demand", "spot")
     assert not any(_ties(row) for row in rows)
 
 
